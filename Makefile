@@ -1,0 +1,54 @@
+# Two commands do all the set-up on a fresh Debian machine (Python 3.11, root, no GPU):
+#   make lab    install what is missing, then open JupyterLab on the quickstart notebook
+#   make test   install what is missing, then run every test
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Debian packages: dot for rendering, Mesa's software Vulkan for read/write facts and Vulkan tests,
+# a C compiler for the exported host programs, Chromium for the widget's end-to-end tests.
+DEB_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 gcc libc6-dev cmake chromium
+BUNDLE := graphlab/widget/static/widget.js
+LAB_PORT ?= 8888
+
+.PHONY: lab test system python frontend lint pytest clean
+
+system:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+python: $(STAMP)
+
+frontend: $(STAMP)
+	@if [ -f extension/package.json ]; then \
+	  [ -d extension/node_modules ] || (cd extension && npm ci --no-audit --no-fund --loglevel=error); \
+	  (cd extension && npm run --silent build); \
+	fi
+
+lint: python frontend
+	$(VENV)/bin/ruff check graphlab tests bench
+	$(VENV)/bin/mypy
+	@if [ -f extension/package.json ]; then (cd extension && npm run --silent typecheck && npm run --silent test); fi
+
+pytest: system python frontend
+	$(PY) -m pytest
+
+test: system python frontend lint pytest
+
+lab: system python frontend
+	$(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) --ServerApp.root_dir=$(CURDIR) notebooks/quickstart.ipynb
+
+clean:
+	rm -rf $(VENV) extension/node_modules $(BUNDLE)

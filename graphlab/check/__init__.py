@@ -1,0 +1,41 @@
+"""Validation: every rule about what a valid graph is lives in this package.
+
+Each ``rules_*`` module holds standalone functions ``(graph, context) -> Iterable[Diagnostic]``;
+:func:`validate` runs them all. Codes are stable (``GL012``) so users can look them up and
+tools can filter them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from graphlab.check.context import CheckContext
+from graphlab.check.registry import RULES, rule_table
+from graphlab.diagnostics import Diagnostic
+from graphlab.errors import GraphError
+
+if TYPE_CHECKING:
+    from graphlab.graph import Graph
+
+__all__ = ["RULES", "CheckContext", "check", "rule_table", "validate"]
+
+
+def validate(graph: Graph, *, target: str | None = None, access: str = "auto") -> list[Diagnostic]:
+    """Run every rule; diagnostics come sorted by severity, then in program order."""
+    from graphlab.check import rules_bindings, rules_dataflow, rules_names, rules_structure, rules_targets
+
+    context = CheckContext(graph, target=target, access_source=access)
+    found: list[Diagnostic] = []
+    for module in (rules_structure, rules_bindings, rules_names, rules_dataflow, rules_targets):
+        for rule in module.RULES:
+            found.extend(rule(graph, context))
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(found, key=lambda d: order[d.severity])
+
+
+def check(graph: Graph, *, target: str | None = None, access: str = "auto") -> None:
+    """Raise :class:`GraphError` listing every error; warnings do not raise."""
+    errors = [d for d in validate(graph, target=target, access=access) if d.severity == "error"]
+    if errors:
+        listed = "\n".join(f"  {d}" for d in errors)
+        raise GraphError(f"graph {graph.name!r} has {len(errors)} error(s):\n{listed}", errors)

@@ -1,0 +1,30 @@
+"""The table of diagnostic codes: one line per rule, used by docs, the CLI and tests."""
+
+from __future__ import annotations
+
+RULES: dict[str, str] = {
+    "GL001": "a kernel parameter is left unbound",
+    "GL002": "a binding's kind does not fit the parameter (ndarray, scalar, matrix, texture)",
+    "GL003": "a binding's dtype, ndim or element shape does not fit the parameter",
+    "GL004": "one arg name is declared twice with different specs",
+    "GL005": "a kernel has template or struct parameters (cannot go into a ti.graph)",
+    "GL006": "a kernel returns a value (the value is lost in a graph)",
+    "GL007": "an arg that no dispatch uses",
+    "GL008": "an input arg is written by a dispatch",
+    "GL009": "a temp is read before anything writes it (uninitialised)",
+    "GL010": "a temp is written and nothing reads it afterwards (dead write)",
+    "GL011": "an output arg that nothing writes",
+    "GL012": "one buffer bound to two parameters of one kernel, one of them written (aliasing)",
+    "GL013": "an empty graph or sequence",
+    "GL014": "a repeat count below 1",
+    "GL015": "a sequence that contains itself",
+    "GL016": "a name that cannot survive export (not a C identifier, or a reserved word)",
+    "GL017": "two names that become the same after export's mangling",
+    "GL018": "an arg the target cannot take",
+    "GL019": "declared shapes that contradict each other",
+}
+
+
+def rule_table() -> str:
+    """The codes and what they mean, one per line."""
+    return "\n".join(f"{code}  {text}" for code, text in RULES.items())

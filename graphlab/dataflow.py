@@ -1,0 +1,189 @@
+"""Who reads and who writes each buffer, as facts and as a networkx graph.
+
+The facts combine the graph's bindings with each kernel's per-parameter access (from Taichi's
+SPIR-V code generator where Vulkan runs, else from the kernel's source; see :mod:`graphlab.access`).
+
+Two views:
+
+- :func:`dataflow_graph`: a ``networkx.DiGraph`` with one node per dispatch (its definition-level
+  id) and one per buffer (``arg:x``); an edge ``arg:x -> p2g`` is a read, ``p2g -> arg:x`` a write,
+  each with its program ``order``. Sequences are sub-graphs recorded on the nodes (``sequence``)
+  and in ``G.graph["sequences"]`` with their repeat count; the dependency of repetition k+1 on
+  repetition k shows as ``dep`` edges with ``carried=True``.
+- :attr:`DataflowFacts.trace`: the program with each sequence use expanded at most twice (enough to
+  see every dependency carried from one repetition to the next), which the role and memory rules walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import networkx as nx
+
+from graphlab.graph import Dispatch, SequenceUse
+
+if TYPE_CHECKING:
+    from graphlab.access import Access
+    from graphlab.graph import Graph
+
+READ, WRITE = 1, 2
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One dispatch occurrence in the (at most twice expanded) program."""
+
+    position: int
+    node_id: str
+    args: dict[str, int]  # arg name -> READ | WRITE flags, merged over parameters
+    uses: tuple[str, ...]  # enclosing sequence use ids, outermost first
+
+
+@dataclass
+class DataflowFacts:
+    """Per-dispatch access by parameter and by arg, and the bounded trace."""
+
+    params: dict[str, dict[str, int]] = field(default_factory=dict)  # node id -> param -> flags
+    args: dict[str, dict[str, int]] = field(default_factory=dict)  # node id -> arg -> flags
+    trace: list[TraceEntry] = field(default_factory=list)
+    source: dict[str, str] = field(default_factory=dict)  # kernel ref -> "vulkan" | "ast"
+
+    def readers(self, arg: str) -> list[str]:
+        """Dispatch ids that read ``arg``."""
+        return [n for n, acc in self.args.items() if acc.get(arg, 0) & READ]
+
+    def writers(self, arg: str) -> list[str]:
+        """Dispatch ids that write ``arg``."""
+        return [n for n, acc in self.args.items() if acc.get(arg, 0) & WRITE]
+
+
+def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, dict[str, Access]], dict[str, str]]:
+    """Per-kernel parameter access for every kernel the graph dispatches, and which source answered."""
+    from graphlab.access import kernels_access
+
+    kernels = [info.fn for info in graph.kernels]
+    if not kernels:
+        return {}, {}
+    report = kernels_access(kernels, source=access)  # type: ignore[arg-type]
+    sources = {ref: getattr(report, "sources", {}).get(ref, access) for ref in report}
+    return dict(report), sources
+
+
+def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:
+    """Compute the facts (cached on the graph until its next edit)."""
+    key = f"dataflow:{access}"
+    cached = graph._cache.get(key)
+    if cached is not None:
+        return cached
+    per_kernel, sources = kernel_accesses(graph, access)
+    facts = DataflowFacts(source=sources)
+    for node_id, node in graph.nodes():
+        if not isinstance(node, Dispatch):
+            continue
+        params = {p: int(per_kernel.get(node.kernel.ref, {}).get(p, READ | WRITE)) for p, _ in node.bindings}
+        facts.params[node_id] = params
+        merged: dict[str, int] = {}
+        for param, bound in node.bindings:
+            if bound is not None and bound in graph.args and graph.args[bound].is_buffer:
+                merged[bound] = merged.get(bound, 0) | params.get(param, READ | WRITE)
+        facts.args[node_id] = merged
+    facts.trace = list(_expand(graph, facts, None, "", ()))
+    for position, entry in enumerate(facts.trace):
+        facts.trace[position] = TraceEntry(position, entry.node_id, entry.args, entry.uses)
+    graph._cache[key] = facts
+    return facts
+
+
+def _expand(
+    graph: Graph, facts: DataflowFacts, container: str | None, prefix: str, uses: tuple[str, ...]
+) -> Iterator[TraceEntry]:
+    body = graph.body if container is None else graph.sequences[container]
+    for node in body:
+        node_id = f"{prefix}{node.name}"
+        if isinstance(node, Dispatch):
+            yield TraceEntry(0, node_id, facts.args.get(node_id, {}), uses)
+        elif isinstance(node, SequenceUse):
+            for _ in range(min(node.repeat, 2)):
+                yield from _expand(graph, facts, node.sequence, f"{node_id}/", (*uses, node_id))
+
+
+def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:
+    """The data-flow graph: dispatch and buffer nodes, read/write edges, dependency edges."""
+    facts = dataflow_facts(graph, access=access)
+    flow = nx.DiGraph(name=graph.name)
+    sequences: dict[str, dict[str, object]] = {}
+    for node_id, node in graph.nodes():
+        parent = node_id.rsplit("/", 1)[0] if "/" in node_id else None
+        if isinstance(node, SequenceUse):
+            sequences[node_id] = {"sequence": node.sequence, "repeat": node.repeat, "parent": parent, "members": []}
+            continue
+        flow.add_node(node_id, kind="dispatch", kernel=node.kernel.name, sequence=parent)
+        if parent is not None:
+            sequences[parent]["members"].append(node_id)  # type: ignore[attr-defined]
+    flow.graph["sequences"] = sequences
+    for name, arg in graph.args.items():
+        if arg.is_buffer:
+            flow.add_node(f"arg:{name}", kind="buffer", arg=name, role=arg.role, label=arg.describe())
+    order = 0
+    for node_id, accesses in facts.args.items():
+        for arg, flags in accesses.items():
+            if flags & READ:
+                flow.add_edge(f"arg:{arg}", node_id, kind="read", order=order)
+            if flags & WRITE:
+                flow.add_edge(node_id, f"arg:{arg}", kind="write", order=order)
+        order += 1
+    _add_dependencies(flow, facts)
+    return flow
+
+
+def _add_dependencies(flow: nx.DiGraph, facts: DataflowFacts) -> None:
+    """Dispatch -> dispatch edges for read-after-write, write-after-read and write-after-write."""
+    last_write: dict[str, TraceEntry] = {}
+    reads_since: dict[str, list[TraceEntry]] = {}
+    for entry in facts.trace:
+        for arg, flags in entry.args.items():
+            sources = []
+            if flags & READ and arg in last_write:
+                sources.append((last_write[arg], "raw"))
+            if flags & WRITE:
+                sources.extend((r, "war") for r in reads_since.get(arg, []) if r.node_id != entry.node_id)
+                if arg in last_write:
+                    sources.append((last_write[arg], "waw"))
+            for source, hazard in sources:
+                if source.node_id == entry.node_id and source.position == entry.position:
+                    continue
+                carried = source.position >= entry.position or _is_carried(facts, source, entry)
+                if flow.has_edge(source.node_id, entry.node_id):
+                    data = flow.edges[source.node_id, entry.node_id]
+                    data["args"].add(arg)
+                    data["carried"] = data["carried"] and carried
+                else:
+                    flow.add_edge(source.node_id, entry.node_id, kind="dep", hazard=hazard, args={arg},
+                                  carried=carried)  # fmt: skip
+            if flags & WRITE:
+                last_write[arg] = entry
+                reads_since[arg] = []
+            if flags & READ:
+                reads_since.setdefault(arg, []).append(entry)
+
+
+def _is_carried(facts: DataflowFacts, source: TraceEntry, target: TraceEntry) -> bool:
+    """Whether ``source`` precedes ``target`` only through the previous repetition of a sequence."""
+    first_target = next(e.position for e in facts.trace if e.node_id == target.node_id)
+    first_source = next(e.position for e in facts.trace if e.node_id == source.node_id)
+    return first_source >= first_target
+
+
+def dependency_order(graph: Graph, *, access: str = "auto") -> list[str]:
+    """Dispatch ids in an order that respects every non-carried dependency (networkx topological sort)."""
+    flow = dataflow_graph(graph, access=access)
+    deps = nx.DiGraph()
+    deps.add_nodes_from(n for n, d in flow.nodes(data=True) if d["kind"] == "dispatch")
+    deps.add_edges_from((u, v) for u, v, d in flow.edges(data=True) if d["kind"] == "dep" and not d["carried"])
+    return list(nx.lexicographical_topological_sort(deps, key=lambda n: _program_index(graph)[n]))
+
+
+def _program_index(graph: Graph) -> dict[str, int]:
+    return {node_id: i for i, (node_id, _) in enumerate(graph.nodes())}

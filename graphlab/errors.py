@@ -1,0 +1,61 @@
+"""One error hierarchy for graphlab.
+
+Every error a user can act on is a :class:`GraphlabError`; each child also subclasses the builtin
+that describes it (``ValueError`` for bad input, ``TypeError`` for the wrong kind of object,
+``RuntimeError`` for a state problem), so ``except ValueError`` keeps working for callers that do
+not know graphlab.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphlab.diagnostics import Diagnostic
+
+
+class GraphlabError(Exception):
+    """Base of every error graphlab raises on purpose."""
+
+
+class GraphError(GraphlabError, ValueError):
+    """The graph is not valid, or an edit would make it invalid.
+
+    ``diagnostics`` lists the located problems when the error comes from validation.
+    """
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
+class KernelError(GraphlabError, TypeError):
+    """A function is not a ``@ti.kernel`` that a compute graph can dispatch."""
+
+
+class GraphFileError(GraphlabError, ValueError):
+    """A graph file cannot be loaded; ``json_path`` names the place (``$.body[2].kernel``)."""
+
+    def __init__(self, message: str, *, file: str | None = None, json_path: str = "$") -> None:
+        where = f"{file}: " if file else ""
+        super().__init__(f"{where}{json_path}: {message}")
+        self.file = file
+        self.json_path = json_path
+        self.reason = message
+
+
+class GraphRunError(GraphlabError, ValueError):
+    """A value given to ``run`` does not fit the graph; nothing was dispatched."""
+
+    def __init__(self, message: str, *, arg: str | None = None) -> None:
+        super().__init__(message)
+        self.arg = arg
+
+
+class StaleGraphError(GraphlabError, RuntimeError):
+    """A compiled graph outlived the Taichi runtime it was compiled for (``ti.reset``/``ti.init``)."""
+
+
+class ToolMissingError(GraphlabError, RuntimeError):
+    """A system component (dot, a C compiler, Vulkan) is missing; the message says how to install it."""

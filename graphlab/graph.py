@@ -1,0 +1,774 @@
+"""The graph model: symbolic args, dispatches and sequences, with an editing API.
+
+The model is plain data. Every edit goes through a method here, keeps the structure consistent
+(names unique, references resolvable, no sequence inside itself) or raises, bumps ``version`` and
+notifies observers. What a graph *means* (do bindings fit, what reads what) is answered by the
+functions in :mod:`graphlab.check`, :mod:`graphlab.dataflow` and friends; methods below that
+compile, render or save only delegate.
+
+Node ids are paths: ``init`` at the top, ``substep/p2g`` inside a use of sequence ``substep``.
+A step, one dispatch of the unrolled graph, has the id ``substep[k]/p2g``.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from graphlab.errors import GraphError, KernelError
+from graphlab.kernels import KernelInfo, kernel_info
+from graphlab.spec import Arg, Dim, Role
+
+if TYPE_CHECKING:
+    from graphlab.compiled import CompiledGraph
+    from graphlab.diagnostics import Diagnostic
+
+_NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(#[0-9]+)?$")
+MAX_REPEAT = 10_000_000
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A kernel launch; ``bindings`` maps each parameter (in order) to an arg name or None."""
+
+    name: str
+    kernel: KernelInfo
+    bindings: tuple[tuple[str, str | None], ...]
+
+    def binding(self, param: str) -> str | None:
+        """The arg bound to ``param`` (None when unbound)."""
+        return dict(self.bindings).get(param)
+
+    @property
+    def bound(self) -> dict[str, str | None]:
+        """Bindings as a dict, in parameter order."""
+        return dict(self.bindings)
+
+
+@dataclass(frozen=True)
+class SequenceUse:
+    """A use of a named sequence, run ``repeat`` times in a row."""
+
+    name: str
+    sequence: str
+    repeat: int = 1
+
+
+Node = Dispatch | SequenceUse
+
+
+@dataclass(frozen=True)
+class Step:
+    """One dispatch of the unrolled graph: ``id`` names the repetition, ``node_id`` the definition."""
+
+    index: int
+    id: str
+    node_id: str
+    dispatch: Dispatch
+    repetitions: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class GraphChange:
+    """What an edit changed, for observers (a widget, a cache)."""
+
+    kind: str
+    node: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GraphState:
+    """An opaque copy of a graph's content, for undo."""
+
+    args: tuple[Arg, ...]
+    body: tuple[Node, ...]
+    sequences: tuple[tuple[str, tuple[Node, ...]], ...]
+
+
+class _Same:
+    """Marker for :meth:`Graph.move`: keep the node in its own container."""
+
+
+class SequenceBuilder:
+    """A handle on a sequence definition: dispatch into it, nest sequences, use it as a context."""
+
+    def __init__(self, graph: Graph, name: str, use_id: str) -> None:
+        self._graph = graph
+        self.name = name
+        self.id = use_id
+
+    def dispatch(self, kernel: Any, *args: Any, name: str | None = None, **bindings: Any) -> str:
+        """Append a dispatch to this sequence (see :meth:`Graph.dispatch`); returns its node id."""
+        return self._graph._add_dispatch(self.id, kernel, args, bindings, name)
+
+    def sequence(self, name: str, repeat: int = 1) -> SequenceBuilder:
+        """Define a nested sequence and use it here ``repeat`` times."""
+        return self._graph._new_sequence(self.id, name, repeat)
+
+    def append(self, sequence: str | SequenceBuilder, repeat: int = 1, *, name: str | None = None) -> str:
+        """Use an existing sequence inside this one."""
+        return self._graph.append(sequence, repeat, into=self.id, name=name)
+
+    def __enter__(self) -> SequenceBuilder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"<sequence {self.name!r} at {self.id!r}>"
+
+
+class Graph:
+    """A compute graph of Taichi kernels over symbolic args.
+
+    Examples
+    --------
+    >>> import graphlab as gl
+    >>> g = gl.Graph("update")
+    >>> x = g.ndarray("x", "f32", ndim=1)
+    >>> x.describe()
+    'ndarray f32, ndim=1'
+    """
+
+    def __init__(self, name: str = "graph") -> None:
+        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            raise GraphError(f"graph name {name!r} must be an identifier (it names the graph in the AOT module)")
+        self.name = name
+        self._args: dict[str, Arg] = {}
+        self._body: list[Node] = []
+        self._sequences: dict[str, list[Node]] = {}
+        self._observers: list[Callable[[GraphChange], None]] = []
+        self.version = 0
+        self._cache: dict[str, Any] = {}
+
+    # --- reading -----------------------------------------------------------------------------
+
+    @property
+    def args(self) -> Mapping[str, Arg]:
+        """Declared args by name, in declaration order."""
+        return dict(self._args)
+
+    @property
+    def body(self) -> tuple[Node, ...]:
+        """The top-level nodes in program order."""
+        return tuple(self._body)
+
+    @property
+    def sequences(self) -> Mapping[str, tuple[Node, ...]]:
+        """Sequence definitions by name."""
+        return {name: tuple(body) for name, body in self._sequences.items()}
+
+    @property
+    def kernels(self) -> list[KernelInfo]:
+        """The distinct kernels the graph dispatches, in first-use order."""
+        seen: dict[str, KernelInfo] = {}
+        for _, node in self.nodes():
+            if isinstance(node, Dispatch):
+                seen.setdefault(node.kernel.ref, node.kernel)
+        return list(seen.values())
+
+    def node(self, node_id: str) -> Node:
+        """The node with this id (``substep/p2g``); a GraphError lists close ids when absent."""
+        container, index = self._locate(node_id)
+        return self._container(container)[index]
+
+    def nodes(self) -> Iterator[tuple[str, Node]]:
+        """Every node with its id, depth first in program order (each sequence use entered once)."""
+        yield from self._walk(None, "")
+
+    def _walk(self, container: str | None, prefix: str) -> Iterator[tuple[str, Node]]:
+        for node in self._container(container):
+            node_id = f"{prefix}{node.name}"
+            yield node_id, node
+            if isinstance(node, SequenceUse):
+                yield from self._walk(node.sequence, f"{node_id}/")
+
+    def steps(self) -> list[Step]:
+        """The unrolled dispatches in launch order (cached until the next edit)."""
+        cached = self._cache.get("steps")
+        if cached is None:
+            cached = []
+            self._unroll(None, "", "", (), cached)
+            self._cache["steps"] = cached
+        return cached
+
+    def _unroll(
+        self, container: str | None, prefix: str, def_prefix: str, reps: tuple[tuple[str, int], ...], out: list
+    ) -> None:
+        for node in self._container(container):
+            if isinstance(node, Dispatch):
+                out.append(Step(len(out), f"{prefix}{node.name}", f"{def_prefix}{node.name}", node, reps))
+            else:
+                use_id = f"{def_prefix}{node.name}"
+                for k in range(node.repeat):
+                    self._unroll(
+                        node.sequence, f"{prefix}{node.name}[{k}]/", f"{use_id}/", (*reps, (use_id, k)), out
+                    )
+
+    def step_count(self) -> int:
+        """Number of dispatches of the unrolled graph, without unrolling it."""
+        return self._count(None)
+
+    def _count(self, container: str | None) -> int:
+        total = 0
+        for node in self._container(container):
+            total += 1 if isinstance(node, Dispatch) else node.repeat * self._count(node.sequence)
+        return total
+
+    def uses_of(self, arg_name: str) -> list[tuple[str, str]]:
+        """``(node id, parameter)`` pairs where ``arg_name`` is bound."""
+        return [
+            (node_id, param)
+            for node_id, node in self.nodes()
+            if isinstance(node, Dispatch)
+            for param, bound in node.bindings
+            if bound == arg_name
+        ]
+
+    # --- args ---------------------------------------------------------------------------------
+
+    def ndarray(
+        self, name: str, dtype: Any, ndim: int, *, shape: Sequence[Dim] | Dim | None = None, role: Role = "state"
+    ) -> Arg:
+        """Declare an ndarray arg; ``dtype`` may be a primitive, vector or matrix type."""
+        base, element_shape = _parse_dtype(dtype)
+        if isinstance(shape, (int, str)):
+            shape = (shape,)
+        return self.declare(
+            Arg(name, "ndarray", base, ndim, element_shape, None, role, None if shape is None else tuple(shape))
+        )
+
+    def scalar(self, name: str, dtype: Any, *, role: Role = "state") -> Arg:
+        """Declare a scalar arg (``ti.f32``, ``ti.i32`` ...)."""
+        base, element_shape = _parse_dtype(dtype)
+        if element_shape:
+            raise GraphError(f"arg {name!r}: a scalar needs a primitive dtype; use g.matrix for {dtype!r}")
+        return self.declare(Arg(name, "scalar", base, 0, (), None, role))
+
+    def matrix(self, name: str, dtype: Any, *, role: Role = "state") -> Arg:
+        """Declare a matrix or vector arg (``ti.math.mat2``, ``ti.types.vector(3, ti.f32)``)."""
+        base, element_shape = _parse_dtype(dtype)
+        return self.declare(Arg(name, "matrix", base, 0, element_shape, None, role))
+
+    def texture(self, name: str, ndim: int, *, role: Role = "state") -> Arg:
+        """Declare a sampled texture arg."""
+        return self.declare(Arg(name, "texture", None, ndim, (), None, role))
+
+    def rw_texture(self, name: str, ndim: int, fmt: Any, *, role: Role = "state") -> Arg:
+        """Declare a read-write texture arg with a ``ti.Format``."""
+        from graphlab.taichi_bridge import format_name
+
+        return self.declare(Arg(name, "rw_texture", None, ndim, (), format_name(fmt), role))
+
+    def arg_like(
+        self, name: str, value: Any, *, role: Role = "state", shape: Sequence[Dim] | None = None
+    ) -> Arg:
+        """Declare an arg whose spec is taken from an existing value (a ti.ndarray, ti.Matrix, number).
+
+        The value's concrete shape is not fixed unless ``shape`` says so.
+        """
+        from graphlab import taichi_bridge as bridge
+
+        spec = bridge.describe_value(value)
+        if spec.kind == "ndarray" and spec.dtype is not None:
+            return self.ndarray(
+                name,
+                bridge.element_type(spec.dtype, spec.element_shape),
+                len(spec.shape),
+                shape=shape,
+                role=role,
+            )
+        if spec.kind == "matrix":
+            return self.declare(Arg(name, "matrix", "f32", 0, spec.element_shape, None, role))
+        if spec.kind == "texture":
+            return self.texture(name, bridge.texture_ndim(value) or 2, role=role)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise GraphError(
+                f"arg_like({name!r}, ...): cannot take a spec from {type(value).__name__}; "
+                "pass a ti.ndarray, a ti.Matrix, a ti.Texture or a Python number"
+            )
+        return self.scalar(name, int if isinstance(value, int) else float, role=role)
+
+    def declare(self, arg: Arg) -> Arg:
+        """Add an arg; declaring the same spec again returns the existing arg."""
+        if not isinstance(arg, Arg):
+            raise GraphError(f"declare() takes a graphlab Arg, got {type(arg).__name__}")
+        existing = self._args.get(arg.name)
+        if existing is not None:
+            if existing == arg:
+                return existing
+            if existing.same_spec(arg):
+                raise GraphError(
+                    f"arg {arg.name!r} is already declared ({existing.describe()}, role {existing.role}); "
+                    "change its role with g.set_role or its shape with g.redeclare"
+                )
+            raise GraphError(
+                f"GL004: arg {arg.name!r} is already declared as {existing.describe()}, not {arg.describe()}; "
+                "use another name, or g.redeclare to change the spec"
+            )
+        self._args[arg.name] = arg
+        self._changed("arg_added", detail={"arg": arg.name})
+        return arg
+
+    def redeclare(self, arg: Arg) -> Arg:
+        """Replace the spec of an existing arg (bindings keep pointing to it by name)."""
+        if arg.name not in self._args:
+            raise GraphError(f"arg {arg.name!r} is not declared; declare it first")
+        self._args[arg.name] = arg
+        self._changed("arg_changed", detail={"arg": arg.name})
+        return arg
+
+    def set_role(self, name: str, role: Role) -> Arg:
+        """Change the role of a declared arg."""
+        return self.redeclare(self._arg(name).replace(role=role))
+
+    def rename_arg(self, old: str, new: str) -> Arg:
+        """Rename an arg and every binding to it."""
+        arg = self._arg(old)
+        if new in self._args:
+            raise GraphError(f"cannot rename arg {old!r} to {new!r}: {new!r} is already declared")
+        renamed = arg.replace(name=new)
+        self._args = {(new if k == old else k): (renamed if k == old else v) for k, v in self._args.items()}
+        for container in [None, *self._sequences]:
+            body = self._container(container)
+            for i, node in enumerate(body):
+                if isinstance(node, Dispatch) and any(b == old for _, b in node.bindings):
+                    body[i] = _with_bindings(node, {p: (new if b == old else b) for p, b in node.bindings})
+        self._changed("arg_renamed", detail={"old": old, "new": new})
+        return renamed
+
+    def remove_arg(self, name: str) -> None:
+        """Remove an arg that nothing binds."""
+        self._arg(name)
+        uses = self.uses_of(name)
+        if uses:
+            where = ", ".join(f"{node}.{param}" for node, param in uses[:5])
+            raise GraphError(f"arg {name!r} is still bound at {where}; unbind it first (g.rebind(node, param, None))")
+        del self._args[name]
+        self._changed("arg_removed", detail={"arg": name})
+
+    def _arg(self, name: str) -> Arg:
+        try:
+            return self._args[name]
+        except KeyError:
+            known = ", ".join(self._args) or "none"
+            raise GraphError(f"graph {self.name!r} has no arg {name!r}; declared args: {known}") from None
+
+    # --- building -------------------------------------------------------------------------------
+
+    def dispatch(self, kernel: Any, *args: Any, name: str | None = None, **bindings: Any) -> str:
+        """Append a kernel launch; bind parameters positionally or by parameter name.
+
+        Returns the new node's id. A parameter left unbound is reported by :meth:`validate`.
+        (A kernel with a parameter called ``name`` binds it positionally.)
+        """
+        return self._add_dispatch(None, kernel, args, bindings, name)
+
+    def sequence(self, name: str, repeat: int = 1) -> SequenceBuilder:
+        """Define a sequence and use it here ``repeat`` times (Taichi's Sequential appended N times).
+
+        >>> import graphlab as gl
+        >>> g = gl.Graph()
+        >>> with g.sequence("substep", repeat=3) as s:
+        ...     pass
+        >>> s.id, g.node("substep").repeat
+        ('substep', 3)
+        """
+        return self._new_sequence(None, name, repeat)
+
+    def append(
+        self, sequence: str | SequenceBuilder, repeat: int = 1, *, into: str | None = None, name: str | None = None
+    ) -> str:
+        """Use an already defined sequence again, at the end of ``into`` (a sequence use id)."""
+        seq_name = sequence.name if isinstance(sequence, SequenceBuilder) else sequence
+        if seq_name not in self._sequences:
+            known = ", ".join(self._sequences) or "none"
+            raise GraphError(f"no sequence {seq_name!r} is defined; defined sequences: {known}")
+        container = self._container_of_use(into)
+        self._check_no_cycle(container, seq_name)
+        use = SequenceUse(self._unique(container, name or seq_name), seq_name, _check_repeat(repeat))
+        self._container(container).append(use)
+        node_id = _join(into, use.name)
+        self._changed("node_added", node_id)
+        return node_id
+
+    def _new_sequence(self, into: str | None, name: str, repeat: int) -> SequenceBuilder:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise GraphError(f"sequence name {name!r} must be an identifier")
+        if name in self._sequences:
+            raise GraphError(
+                f"sequence {name!r} is already defined; use it again with g.append({name!r}, repeat=...)"
+            )
+        container = self._container_of_use(into)
+        use = SequenceUse(self._unique(container, name), name, _check_repeat(repeat))
+        self._sequences[name] = []
+        self._container(container).append(use)
+        node_id = _join(into, use.name)
+        self._changed("node_added", node_id)
+        return SequenceBuilder(self, name, node_id)
+
+    def _add_dispatch(
+        self, into: str | None, kernel: Any, args: Sequence[Any], bindings: Mapping[str, Any], name: str | None
+    ) -> str:
+        info = kernel_info(kernel)
+        if not info.dispatchable:
+            raise KernelError(info.why_not)
+        params = [p.name for p in info.params]
+        if len(args) > len(params):
+            raise GraphError(
+                f"kernel {info.name!r} takes {len(params)} parameters ({', '.join(params)}), got {len(args)} args"
+            )
+        given: dict[str, Any] = dict(zip(params, args))
+        for param, value in bindings.items():
+            if param not in params:
+                raise GraphError(
+                    f"kernel {info.name!r} has no parameter {param!r}; its parameters: {', '.join(params)}"
+                )
+            if param in given:
+                raise GraphError(f"kernel {info.name!r}: parameter {param!r} is bound twice")
+            given[param] = value
+        return self.insert(info, into=into, name=name, bindings=given)
+
+    # --- editing --------------------------------------------------------------------------------
+
+    def insert(
+        self,
+        kernel: Any,
+        *,
+        index: int | None = None,
+        into: str | None = None,
+        name: str | None = None,
+        bindings: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Insert a dispatch at ``index`` (default: the end) of ``into`` (a sequence use id or None)."""
+        info = kernel_info(kernel)
+        if not info.dispatchable:
+            raise KernelError(info.why_not)
+        resolved = {p.name: None for p in info.params}
+        for param, value in (bindings or {}).items():
+            info.param(param)
+            resolved[param] = None if value is None else self._bind_value(info, param, value)
+        container = self._container_of_use(into)
+        body = self._container(container)
+        position = _check_index(index, len(body) + 1, "insert")
+        node = Dispatch(self._unique(container, name or info.name), info, tuple(resolved.items()))
+        body.insert(position, node)
+        node_id = _join(into, node.name)
+        self._changed("node_added", node_id)
+        return node_id
+
+    def remove(self, node_id: str) -> None:
+        """Remove a node (a sequence use removes the definition too once nothing uses it)."""
+        container, index = self._locate(node_id)
+        node = self._container(container).pop(index)
+        if isinstance(node, SequenceUse):
+            self._drop_unused_sequences()
+        self._changed("node_removed", node_id)
+
+    def move(self, node_id: str, index: int, *, into: str | None | type[_Same] = _Same) -> str:
+        """Move a node to ``index`` of ``into`` (default: its own container); returns its new id."""
+        container, old_index = self._locate(node_id)
+        parent = _parent_id(node_id)
+        target_id = parent if into is _Same else into
+        target = self._container_of_use(target_id)  # type: ignore[arg-type]
+        node = self._container(container)[old_index]
+        if isinstance(node, SequenceUse) and target != container:
+            self._check_no_cycle(target, node.sequence)
+        body = self._container(container)
+        body.pop(old_index)
+        try:
+            dest = self._container(target)
+            position = _check_index(index, len(dest) + 1, "move")
+            if target != container:
+                node = _renamed(node, self._unique(target, node.name))
+            dest.insert(position, node)
+        except GraphError:
+            body.insert(old_index, node)
+            raise
+        new_id = _join(target_id, node.name)  # type: ignore[arg-type]
+        self._changed("node_moved", new_id, detail={"from": node_id})
+        return new_id
+
+    def rebind(self, node_id: str, param: str, arg: Arg | str | None) -> None:
+        """Bind a dispatch's parameter to another arg (None unbinds it)."""
+        container, index = self._locate(node_id)
+        node = self._container(container)[index]
+        if not isinstance(node, Dispatch):
+            raise GraphError(f"node {node_id!r} is a sequence; only dispatches have parameters")
+        node.kernel.param(param)
+        value = None if arg is None else self._bind_value(node.kernel, param, arg)
+        self._container(container)[index] = _with_bindings(
+            node, {p: (value if p == param else b) for p, b in node.bindings}
+        )
+        self._changed("node_rebound", node_id, detail={"param": param, "arg": value})
+
+    def rename(self, node_id: str, new_name: str) -> str:
+        """Rename a node within its container; returns the new id."""
+        container, index = self._locate(node_id)
+        if not isinstance(new_name, str) or not _NODE_NAME.match(new_name):
+            raise GraphError(f"node name {new_name!r} must be an identifier (optionally with a '#n' suffix)")
+        body = self._container(container)
+        if any(n.name == new_name for i, n in enumerate(body) if i != index):
+            raise GraphError(f"cannot rename {node_id!r}: a sibling is already called {new_name!r}")
+        body[index] = _renamed(body[index], new_name)
+        new_id = _join(_parent_id(node_id), new_name)
+        self._changed("node_renamed", new_id, detail={"from": node_id})
+        return new_id
+
+    def set_repeat(self, node_id: str, repeat: int) -> None:
+        """Change how many times a sequence use runs."""
+        container, index = self._locate(node_id)
+        node = self._container(container)[index]
+        if not isinstance(node, SequenceUse):
+            raise GraphError(f"node {node_id!r} is a dispatch; only sequences have a repeat count")
+        self._container(container)[index] = SequenceUse(node.name, node.sequence, _check_repeat(repeat))
+        self._changed("node_repeat", node_id, detail={"repeat": repeat})
+
+    def group(self, node_ids: Sequence[str], name: str, *, repeat: int = 1) -> str:
+        """Move consecutive sibling nodes into a new sequence used ``repeat`` times in their place."""
+        if not node_ids:
+            raise GraphError("group() needs at least one node id")
+        repeat = _check_repeat(repeat)
+        located = [self._locate(node_id) for node_id in node_ids]
+        containers = {c for c, _ in located}
+        indices = sorted(i for _, i in located)
+        if len(containers) != 1 or indices != list(range(indices[0], indices[0] + len(indices))):
+            raise GraphError(f"group() needs consecutive nodes of one container, got {list(node_ids)}")
+        if not isinstance(name, str) or not name.isidentifier() or name in self._sequences:
+            raise GraphError(f"sequence name {name!r} must be a new identifier")
+        container = containers.pop()
+        body = self._container(container)
+        members = body[indices[0] : indices[-1] + 1]
+        self._sequences[name] = list(members)
+        body[indices[0] : indices[-1] + 1] = []
+        use = SequenceUse(self._unique(container, name), name, repeat)
+        body.insert(indices[0], use)
+        node_id = _join(_parent_id(node_ids[0]), use.name)
+        self._changed("node_grouped", node_id, detail={"members": list(node_ids)})
+        return node_id
+
+    # --- undo support & observers ------------------------------------------------------------------
+
+    def snapshot(self) -> GraphState:
+        """An immutable copy of the content (args, nodes, sequences), for undo."""
+        return GraphState(
+            tuple(self._args.values()),
+            tuple(self._body),
+            tuple((name, tuple(body)) for name, body in self._sequences.items()),
+        )
+
+    def restore(self, state: GraphState) -> None:
+        """Put back content taken with :meth:`snapshot`."""
+        if not isinstance(state, GraphState):
+            raise GraphError(f"restore() takes a GraphState from snapshot(), got {type(state).__name__}")
+        self._args = {arg.name: arg for arg in state.args}
+        self._body = list(state.body)
+        self._sequences = {name: list(body) for name, body in state.sequences}
+        self._changed("restored")
+
+    def observe(self, callback: Callable[[GraphChange], None]) -> Callable[[], None]:
+        """Call ``callback(change)`` after every edit; returns a function that unsubscribes."""
+        self._observers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._observers:
+                self._observers.remove(callback)
+
+        return unsubscribe
+
+    def _changed(self, kind: str, node: str | None = None, detail: Mapping[str, Any] | None = None) -> None:
+        self.version += 1
+        self._cache.clear()
+        change = GraphChange(kind, node, dict(detail or {}))
+        for callback in list(self._observers):
+            try:
+                callback(change)
+            except Exception as exc:  # an observer must not break the model
+                warnings.warn(f"graph observer {callback!r} failed: {exc!r}", RuntimeWarning, stacklevel=3)
+
+    # --- uses of a graph (delegating) ---------------------------------------------------------------
+
+    def validate(self, *, target: str | None = None) -> list[Diagnostic]:
+        """Every problem found, as located diagnostics (see :mod:`graphlab.check`)."""
+        from graphlab.check import validate
+
+        return validate(self, target=target)
+
+    def check(self, *, target: str | None = None) -> None:
+        """Raise :class:`GraphError` listing the errors :meth:`validate` finds."""
+        from graphlab.check import check
+
+        check(self, target=target)
+
+    def compile(self) -> CompiledGraph:
+        """Check the graph and build a real ``ti.graph`` CompiledGraph for the current Taichi runtime."""
+        from graphlab.compiled import compile_graph
+
+        return compile_graph(self)
+
+    def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
+        """Compile once (per edit and Taichi runtime) and run with checked values."""
+        compiled = self._cache.get("compiled")
+        if compiled is None or not compiled.is_current():
+            compiled = self.compile()
+            self._cache["compiled"] = compiled
+        compiled.run(values, **kwargs)
+
+    def save(self, path: Any) -> None:
+        """Write the graph file (JSON, ``graphlab.graph/1``) atomically."""
+        from graphlab.graphfile import save
+
+        save(self, path)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph file's content as a dict."""
+        from graphlab.graphfile import to_dict
+
+        return to_dict(self)
+
+    def to_code(self) -> str:
+        """The equivalent plain ``ti.graph`` Python code."""
+        from graphlab.codegen import to_code
+
+        return to_code(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"<graphlab.Graph {self.name!r}: {len(self._args)} args, {len(self._body)} top-level nodes, "
+            f"{self.step_count()} dispatches unrolled>"
+        )
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _bind_value(self, info: KernelInfo, param: str, value: Any) -> str:
+        if isinstance(value, Arg):
+            existing = self._args.get(value.name)
+            if existing is None:
+                self.declare(value)  # an arg made for another graph (Taichi shares Args across graphs)
+            elif not existing.same_spec(value):
+                raise GraphError(
+                    f"GL004: {info.name}.{param}: arg {value.name!r} is {value.describe()} but this graph "
+                    f"declares {value.name!r} as {existing.describe()}; use one spec per name"
+                )
+            return value.name
+        if isinstance(value, str):
+            self._arg(value)
+            return value
+        raise GraphError(
+            f"{info.name}.{param}: bind a symbolic arg (g.ndarray(...), g.scalar(...)) or its name, "
+            f"not a {type(value).__name__}; concrete values are given to run()"
+        )
+
+    def _container(self, name: str | None) -> list[Node]:
+        return self._body if name is None else self._sequences[name]
+
+    def _container_of_use(self, use_id: str | None) -> str | None:
+        """The sequence definition a use id stands for (None: the top level)."""
+        if use_id is None:
+            return None
+        node = self.node(use_id)
+        if not isinstance(node, SequenceUse):
+            raise GraphError(f"{use_id!r} is a dispatch, not a sequence; nodes go into sequences")
+        return node.sequence
+
+    def _locate(self, node_id: str) -> tuple[str | None, int]:
+        if not isinstance(node_id, str) or not node_id:
+            raise GraphError(f"node id must be a non-empty string like 'substep/p2g', got {node_id!r}")
+        container: str | None = None
+        parts = node_id.split("/")
+        for depth, part in enumerate(parts):
+            body = self._container(container)
+            index = next((i for i, n in enumerate(body) if n.name == part), None)
+            if index is None:
+                here = "/".join(parts[:depth])
+                options = ", ".join(_join(here or None, n.name) for n in body[:12]) or "none"
+                raise GraphError(f"graph {self.name!r} has no node {node_id!r}; nodes here: {options}")
+            if depth == len(parts) - 1:
+                return container, index
+            node = body[index]
+            if not isinstance(node, SequenceUse):
+                raise GraphError(f"{'/'.join(parts[: depth + 1])!r} is a dispatch; it has no children")
+            container = node.sequence
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _unique(self, container: str | None, base: str) -> str:
+        if not _NODE_NAME.match(base):
+            raise GraphError(f"node name {base!r} must be an identifier (optionally with a '#n' suffix)")
+        taken = {n.name for n in self._container(container)}
+        if base not in taken:
+            return base
+        stem = base.split("#", 1)[0]
+        k = 2
+        while f"{stem}#{k}" in taken:
+            k += 1
+        return f"{stem}#{k}"
+
+    def _containment(self) -> nx.DiGraph:
+        """Which sequence definition uses which (an edge parent -> child)."""
+        tree = nx.DiGraph()
+        tree.add_node(None)
+        for name, body in [(None, self._body), *self._sequences.items()]:
+            tree.add_node(name)
+            for node in body:
+                if isinstance(node, SequenceUse):
+                    tree.add_edge(name, node.sequence)
+        return tree
+
+    def _check_no_cycle(self, container: str | None, sequence: str) -> None:
+        if container is None:
+            return
+        tree = self._containment()
+        if container == sequence or (sequence in tree and nx.has_path(tree, sequence, container)):
+            raise GraphError(
+                f"GL015: sequence {sequence!r} cannot be used inside {container!r}: it would contain itself"
+            )
+
+    def _drop_unused_sequences(self) -> None:
+        reachable = nx.descendants(self._containment(), None)
+        for name in [n for n in self._sequences if n not in reachable]:
+            del self._sequences[name]
+
+
+def _parse_dtype(dtype: Any) -> tuple[str, tuple[int, ...]]:
+    from graphlab.taichi_bridge import parse_dtype
+
+    return parse_dtype(dtype)
+
+
+def _check_repeat(repeat: Any) -> int:
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise GraphError(f"GL014: repeat must be an int in 1..{MAX_REPEAT:,}, got {repeat!r}")
+    return repeat
+
+
+def _check_index(index: int | None, size: int, what: str) -> int:
+    if index is None:
+        return size - 1
+    if isinstance(index, bool) or not isinstance(index, int) or not -size <= index < size:
+        raise GraphError(f"{what}: index {index!r} is out of range 0..{size - 1}")
+    return index % size if index < 0 else index
+
+
+def _join(parent: str | None, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def _parent_id(node_id: str) -> str | None:
+    return node_id.rsplit("/", 1)[0] if "/" in node_id else None
+
+
+def _renamed(node: Node, name: str) -> Node:
+    if isinstance(node, Dispatch):
+        return Dispatch(name, node.kernel, node.bindings)
+    return SequenceUse(name, node.sequence, node.repeat)
+
+
+def _with_bindings(node: Dispatch, bindings: Mapping[str, str | None]) -> Dispatch:
+    return Dispatch(node.name, node.kernel, tuple(bindings.items()))

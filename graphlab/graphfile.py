@@ -1,0 +1,279 @@
+"""The graph file: versioned JSON with a stable key order, loaded without executing anything.
+
+Format ``graphlab.graph/1``::
+
+    {"format": "graphlab.graph/1", "name": "update",
+     "args": [{"name": "x", "kind": "ndarray", "dtype": "f32", "ndim": 1, "element_shape": [2],
+               "role": "state", "shape": ["n"], "fmt": null}, ...],
+     "sequences": [{"name": "substep", "body": [<node>, ...]}],
+     "body": [{"type": "dispatch", "name": "init", "kernel": "mpm88:init_particles",
+               "bindings": {"x": "x", "v": "v"}},
+              {"type": "sequence", "name": "substep", "sequence": "substep", "repeat": 500}]}
+
+Kernels are references (``module:qualname``) resolved only against the ``kernels=`` the caller
+passes. Every problem raises :class:`GraphFileError` naming the JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from graphlab.errors import GraphError, GraphFileError, KernelError
+from graphlab.graph import Dispatch, Graph
+from graphlab.kernels import KernelRegistry, KernelSource
+from graphlab.spec import MAX_NDIM
+
+FORMAT = "graphlab.graph/1"
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_NAME = 200
+
+
+def to_dict(graph: Graph) -> dict[str, Any]:
+    """The file content of a graph as plain data."""
+    return {
+        "format": FORMAT,
+        "name": graph.name,
+        "args": [_arg_dict(arg) for arg in graph.args.values()],
+        "sequences": [
+            {"name": name, "body": [_node_dict(node) for node in body]} for name, body in graph.sequences.items()
+        ],
+        "body": [_node_dict(node) for node in graph.body],
+    }
+
+
+def dumps(graph: Graph) -> str:
+    """The file text: sorted keys and two-space indentation, so it diffs well in git."""
+    return json.dumps(to_dict(graph), indent=2, sort_keys=True) + "\n"
+
+
+def save(graph: Graph, path: str | os.PathLike[str]) -> None:
+    """Write the file atomically: a temporary file in the same folder, then a rename."""
+    target = Path(path)
+    text = dumps(graph)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        Path(tmp).replace(target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _arg_dict(arg: Any) -> dict[str, Any]:
+    return {
+        "name": arg.name,
+        "kind": arg.kind,
+        "dtype": arg.dtype,
+        "ndim": arg.ndim,
+        "element_shape": list(arg.element_shape),
+        "fmt": arg.fmt,
+        "role": arg.role,
+        "shape": None if arg.shape is None else list(arg.shape),
+    }
+
+
+def _node_dict(node: Any) -> dict[str, Any]:
+    if isinstance(node, Dispatch):
+        return {"type": "dispatch", "name": node.name, "kernel": node.kernel.ref, "bindings": dict(node.bindings)}
+    return {"type": "sequence", "name": node.name, "sequence": node.sequence, "repeat": node.repeat}
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
+    """Load a graph file; kernels resolve only from ``kernels`` (a module, dict, list or registry)."""
+    file = str(path)
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise GraphFileError(f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,} limit", file=file)
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise GraphFileError(f"cannot read the file: {exc.strerror or exc}", file=file) from exc
+    return loads(raw, kernels=kernels, file=file)
+
+
+def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) -> Graph:
+    """Load a graph from JSON text."""
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise GraphFileError("JSON nested too deeply", file=file) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise GraphFileError(f"not valid JSON ({exc}); the file may be truncated", file=file) from None
+    try:
+        registry = kernels if isinstance(kernels, KernelRegistry) else KernelRegistry(kernels)
+    except KernelError as exc:
+        raise GraphFileError(f"kernels= argument: {exc}", file=file) from exc
+    return _Reader(file, registry).graph(data)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in a graph file")
+
+
+class _Reader:
+    """Walks the parsed JSON with typed accessors that know their JSON path."""
+
+    def __init__(self, file: str | None, registry: KernelRegistry) -> None:
+        self.file = file
+        self.registry = registry
+
+    def fail(self, path: str, message: str) -> GraphFileError:
+        return GraphFileError(message, file=self.file, json_path=path)
+
+    def field(self, obj: Any, key: str, path: str, kind: type | tuple[type, ...], optional: bool = False) -> Any:
+        if not isinstance(obj, dict):
+            raise self.fail(path, f"expected an object, got {_json_type(obj)}")
+        if key not in obj:
+            if optional:
+                return None
+            raise self.fail(f"{path}.{key}", "missing")
+        value = obj[key]
+        if value is None and optional:
+            return None
+        ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in _as_tuple(kind))
+        if not ok:
+            names = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in _as_tuple(kind))
+            raise self.fail(f"{path}.{key}", f"expected {names}, got {_json_type(value)}")
+        if isinstance(value, str) and len(value) > MAX_NAME:
+            raise self.fail(f"{path}.{key}", f"string of {len(value)} characters is too long (max {MAX_NAME})")
+        return value
+
+    def items(self, obj: Any, key: str, path: str) -> list[Any]:
+        return self.field(obj, key, path, list)
+
+    def graph(self, data: Any) -> Graph:
+        fmt = self.field(data, "format", "$", str)
+        if fmt != FORMAT:
+            raise self.fail("$.format", f"unsupported format {fmt!r}; this graphlab reads {FORMAT!r}")
+        graph = self.guard("$.name", lambda: Graph(self.field(data, "name", "$", str)))
+        for i, item in enumerate(self.items(data, "args", "$")):
+            self.guard(f"$.args[{i}]", lambda item=item, i=i: graph.declare(self.arg(item, f"$.args[{i}]")))
+        sequences = self.items(data, "sequences", "$")
+        bodies: dict[str, tuple[str, list[Any]]] = {}
+        for i, item in enumerate(sequences):
+            path = f"$.sequences[{i}]"
+            name = self.field(item, "name", path, str)
+            if name in bodies:
+                raise self.fail(f"{path}.name", f"sequence {name!r} is defined twice")
+            bodies[name] = (path, self.items(item, "body", path))
+        state = _Building(graph, bodies)
+        self.body(state, None, self.items(data, "body", "$"), "$.body", ())
+        unused = set(bodies) - state.done
+        if unused:
+            first = sorted(unused)[0]
+            raise self.fail(bodies[first][0], f"sequence {first!r} is defined but never used")
+        return graph
+
+    def body(self, state: _Building, into: str | None, nodes: list[Any], path: str, stack: tuple[str, ...]) -> None:
+        for i, item in enumerate(nodes):
+            here = f"{path}[{i}]"
+            kind = self.field(item, "type", here, str)
+            name = self.field(item, "name", here, str)
+            if kind == "dispatch":
+                self.dispatch(state.graph, into, item, here, name)
+            elif kind == "sequence":
+                self.sequence_use(state, into, item, here, name, stack)
+            else:
+                raise self.fail(f"{here}.type", f"unknown node type {kind!r}; expected 'dispatch' or 'sequence'")
+
+    def dispatch(self, graph: Graph, into: str | None, item: Any, path: str, name: str) -> None:
+        ref = self.field(item, "kernel", path, str)
+        try:
+            info = self.registry.resolve(ref)
+        except KeyError as exc:
+            raise self.fail(f"{path}.kernel", str(exc.args[0])) from None
+        bindings = self.field(item, "bindings", path, dict)
+        for param, bound in bindings.items():
+            if bound is not None and not isinstance(bound, str):
+                raise self.fail(f"{path}.bindings.{param}", f"expected an arg name or null, got {_json_type(bound)}")
+        self.guard(path, lambda: graph.insert(info, into=into, name=name, bindings=bindings))
+
+    def sequence_use(
+        self, state: _Building, into: str | None, item: Any, path: str, name: str, stack: tuple[str, ...]
+    ) -> None:
+        seq = self.field(item, "sequence", path, str)
+        repeat = self.field(item, "repeat", path, int)
+        if seq not in state.bodies:
+            raise self.fail(f"{path}.sequence", f"no sequence {seq!r} is defined in $.sequences")
+        if seq in stack:
+            raise self.fail(f"{path}.sequence", f"GL015: sequence {seq!r} contains itself")
+        graph = state.graph
+        if seq in state.done:
+            self.guard(path, lambda: graph.append(seq, repeat, into=into, name=name))
+            return
+        builder = self.guard(path, lambda: graph._new_sequence(into, seq, repeat))
+        if builder.id.rsplit("/", 1)[-1] != name:
+            builder_id = self.guard(path, lambda: graph.rename(builder.id, name))
+        else:
+            builder_id = builder.id
+        state.done.add(seq)
+        seq_path, seq_body = state.bodies[seq]
+        self.body(state, builder_id, seq_body, f"{seq_path}.body", (*stack, seq))
+
+    def arg(self, item: Any, path: str) -> Any:
+        from graphlab.spec import Arg
+
+        shape = self.field(item, "shape", path, list, optional=True)
+        element_shape = self.field(item, "element_shape", path, list)
+        ndim = self.field(item, "ndim", path, int)
+        if not 0 <= ndim <= MAX_NDIM:
+            raise self.fail(f"{path}.ndim", f"ndim {ndim} is outside 0..{MAX_NDIM}")
+        for j, dim in enumerate(element_shape):
+            if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 64:
+                raise self.fail(f"{path}.element_shape[{j}]", f"expected an int in 1..64, got {dim!r}")
+        for j, dim in enumerate(shape or []):
+            if isinstance(dim, bool) or not isinstance(dim, (int, str)) or (isinstance(dim, int) and dim > 2**40):
+                raise self.fail(f"{path}.shape[{j}]", f"expected a dim name or an int up to 2**40, got {dim!r}")
+        return Arg(
+            name=self.field(item, "name", path, str),
+            kind=self.field(item, "kind", path, str),
+            dtype=self.field(item, "dtype", path, str, optional=True),
+            ndim=ndim,
+            element_shape=tuple(element_shape),
+            fmt=self.field(item, "fmt", path, str, optional=True),
+            role=self.field(item, "role", path, str, optional=True) or "state",
+            shape=None if shape is None else tuple(shape),
+        )
+
+    def guard(self, path: str, build: Callable[[], Any]) -> Any:
+        """Run a model call; its refusal becomes a GraphFileError at ``path``."""
+        try:
+            return build()
+        except (GraphError, KernelError) as exc:
+            raise self.fail(path, str(exc)) from exc
+
+
+class _Building:
+    def __init__(self, graph: Graph, bodies: dict[str, tuple[str, list[Any]]]) -> None:
+        self.graph = graph
+        self.bodies = bodies
+        self.done: set[str] = set()
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object", bool: "true/false"}
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+__all__ = ["FORMAT", "dumps", "load", "loads", "save", "to_dict"]

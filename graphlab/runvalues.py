@@ -1,0 +1,200 @@
+"""Checking the values given to ``run`` against the graph, before anything is dispatched.
+
+Taichi 1.7.4 checks dtypes per dispatch (so a bad value for dispatch 2 fails after dispatch 1 has
+written) and concrete shapes never. Here every value is checked up front: missing and unknown
+names, kind, dtype, ndim, element shape, declared shapes and symbolic dims that must agree.
+
+How other values are taken (Taichi's own ``run`` refuses them):
+
+- numpy scalars (``np.float32(1)``, ``np.int64(3)``) for scalar args become Python numbers; an
+  integer arg refuses a float, as Taichi does, and an out-of-range integer is refused.
+- numpy arrays for ndarray args must have the arg's dtype exactly (no silent casts) and trailing
+  axes equal to the element shape; they are copied to a Taichi ndarray before the run and copied
+  back in place afterwards when the graph writes them. Pass ``ti.ndarray``s to avoid the copies.
+- numpy arrays or nested lists for matrix args become a ``ti.Matrix`` of the arg's shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphlab import taichi_bridge as bridge
+from graphlab.errors import GraphRunError
+from graphlab.spec import NUMPY_DTYPES, Arg, is_float
+
+_INT_RANGES = {name: np.iinfo(np.dtype(np_name)) for name, np_name in NUMPY_DTYPES.items() if name[0] in "iu"}
+
+
+@dataclass
+class PreparedRun:
+    """Values ready for Taichi, plus numpy arrays to copy back after the run."""
+
+    values: dict[str, Any]
+    write_back: list[tuple[np.ndarray, Any]] = field(default_factory=list)
+    dims: dict[str, int] = field(default_factory=dict)
+    dim_owner: dict[str, str] = field(default_factory=dict)
+
+    def finish(self) -> None:
+        """Copy device results back into the caller's numpy arrays."""
+        for array, ndarray in self.write_back:
+            array[...] = ndarray.to_numpy()
+
+
+class ValueChecker:
+    """Checks a dict of run values against the graph's args (built once per compiled graph)."""
+
+    def __init__(self, graph_name: str, args: Iterable[Arg], written: Iterable[str] = ()) -> None:
+        self.graph_name = graph_name
+        self.args = {arg.name: arg for arg in args}
+        self.written = set(written)
+        self._checks: dict[str, Callable[[Any, PreparedRun], Any]] = {
+            name: _CHECKERS[arg.kind](arg, name in self.written) for name, arg in self.args.items()
+        }
+
+    def prepare(self, values: Mapping[str, Any], optional: Iterable[str] = ()) -> PreparedRun:
+        """Check every value; raise :class:`GraphRunError` on the first problem, before any copy."""
+        names = self.args.keys()
+        unknown = [k for k in values if k not in names]
+        if unknown:
+            raise GraphRunError(
+                f"run() of graph {self.graph_name!r} got unknown arg(s) {', '.join(map(repr, unknown))}; "
+                f"the graph's args: {', '.join(names)}",
+                arg=unknown[0],
+            )
+        skip = set(optional)
+        missing = [k for k in names if k not in values and k not in skip]
+        if missing:
+            raise GraphRunError(
+                f"run() of graph {self.graph_name!r} is missing {', '.join(map(repr, missing))}; "
+                f"pass {', '.join(f'{k}=...' for k in missing)}",
+                arg=missing[0],
+            )
+        prepared = PreparedRun({})
+        converted = {name: self._checks[name](value, prepared) for name, value in values.items()}
+        for name, (array, shape) in [(n, v) for n, v in converted.items() if isinstance(v, _PendingNumpy)]:
+            ndarray = bridge.new_ndarray(self.args[name].dtype or "f32", shape, self.args[name].element_shape)
+            ndarray.from_numpy(array)
+            converted[name] = ndarray
+            if name in self.written:
+                prepared.write_back.append((array, ndarray))
+        prepared.values = converted
+        return prepared
+
+
+class _PendingNumpy(tuple):
+    """A checked numpy array waiting for its device copy (made only once every value passed)."""
+
+
+def _fail(arg: Arg, got: str, fix: str) -> GraphRunError:
+    return GraphRunError(f"run(): arg {arg.name!r} expects {arg.describe()}; got {got}. {fix}", arg=arg.name)
+
+
+def _check_dims(arg: Arg, shape: tuple[int, ...], prepared: PreparedRun) -> None:
+    if arg.shape is None:
+        return
+    for axis, (want, have) in enumerate(zip(arg.shape, shape)):
+        if isinstance(want, int):
+            if want != have:
+                raise _fail(arg, f"shape {shape}", f"axis {axis} must be {want}")
+            continue
+        bound = prepared.dims.setdefault(want, have)
+        owner = prepared.dim_owner.setdefault(want, arg.name)
+        if bound != have:
+            raise GraphRunError(
+                f"run(): arg {arg.name!r} has shape {shape}, so dim {want!r} = {have}, but arg {owner!r} set "
+                f"{want!r} = {bound}; arrays sharing a dim must agree (Taichi would index out of bounds)",
+                arg=arg.name,
+            )
+
+
+def _ndarray_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
+    def check(value: Any, prepared: PreparedRun) -> Any:
+        if isinstance(value, np.ndarray):
+            return _numpy_ndarray(arg, value, prepared)
+        if not bridge.is_ndarray(value):
+            raise _fail(arg, type(value).__name__, "pass a ti.ndarray (or a numpy array of that dtype)")
+        spec = bridge.describe_value(value)
+        if spec.dtype != arg.dtype or spec.element_shape != arg.element_shape or len(spec.shape) != arg.ndim:
+            got = f"ndarray {spec.dtype} element shape {list(spec.element_shape)}, shape {spec.shape}"
+            raise _fail(arg, got, "allocate it with the arg's dtype, element shape and ndim")
+        _check_dims(arg, spec.shape, prepared)
+        return value
+
+    return check
+
+
+def _numpy_ndarray(arg: Arg, value: np.ndarray, prepared: PreparedRun) -> Any:
+    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+    n_elem = len(arg.element_shape)
+    shape, element = value.shape[: value.ndim - n_elem], value.shape[value.ndim - n_elem :]
+    if value.dtype != want:
+        raise _fail(arg, f"numpy {value.dtype} array", f"convert it with .astype(np.{want.name})")
+    if len(shape) != arg.ndim or tuple(element) != arg.element_shape:
+        raise _fail(arg, f"numpy array of shape {value.shape}",
+                    f"give shape (*{arg.ndim} dims, *{list(arg.element_shape)})")  # fmt: skip
+    _check_dims(arg, tuple(shape), prepared)
+    return _PendingNumpy((value, tuple(shape)))
+
+
+def _scalar_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
+    floating = is_float(arg.dtype)
+    limits = _INT_RANGES.get(arg.dtype or "")
+
+    def check(value: Any, prepared: PreparedRun) -> Any:
+        if isinstance(value, np.generic) and value.shape == ():
+            value = value.item()
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _fail(arg, type(value).__name__, "pass a Python or numpy number")
+        if floating:
+            return float(value) if isinstance(value, float) else value
+        if isinstance(value, float):
+            raise _fail(arg, f"float {value!r}", "pass an int (Taichi cannot cast a float to an int arg)")
+        if limits is not None and not limits.min <= value <= limits.max:
+            raise _fail(arg, f"{value}", f"it must lie in {limits.min}..{limits.max}")
+        return value
+
+    return check
+
+
+def _matrix_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
+    def check(value: Any, prepared: PreparedRun) -> Any:
+        spec = bridge.describe_value(value)
+        if spec.kind == "matrix":
+            shape = spec.element_shape
+        else:
+            try:
+                array = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise _fail(arg, type(value).__name__, "pass a ti.Matrix, a numpy array or nested lists") from None
+            shape = array.shape
+            value = bridge.make_matrix(array)
+        if tuple(shape) != arg.element_shape:
+            raise _fail(arg, f"a matrix of shape {tuple(shape)}", f"give shape {arg.element_shape}")
+        return value
+
+    return check
+
+
+def _texture_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
+    def check(value: Any, prepared: PreparedRun) -> Any:
+        if bridge.describe_value(value).kind != "texture":
+            raise _fail(arg, type(value).__name__, "pass a ti.Texture")
+        ndim = bridge.texture_ndim(value)
+        if ndim is not None and ndim != arg.ndim:
+            raise _fail(arg, f"a {ndim}-D texture", f"pass a {arg.ndim}-D texture")
+        return value
+
+    return check
+
+
+_CHECKERS = {
+    "ndarray": _ndarray_checker,
+    "scalar": _scalar_checker,
+    "matrix": _matrix_checker,
+    "texture": _texture_checker,
+    "rw_texture": _texture_checker,
+}

@@ -1,0 +1,161 @@
+"""Argument specs: what a symbolic graph argument is, as plain data.
+
+The model stores dtypes as canonical strings (``"f32"``) and shapes as tuples, so a graph can be
+built, saved, loaded and checked without a Taichi runtime; conversion to Taichi objects happens
+only in :mod:`graphlab.taichi_bridge`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from graphlab.errors import GraphError
+
+ArgKind = Literal["scalar", "ndarray", "matrix", "texture", "rw_texture"]
+Role = Literal["input", "output", "state", "temp"]
+ARG_KINDS: tuple[str, ...] = get_args(ArgKind)
+ROLES: tuple[str, ...] = get_args(Role)
+
+#: Canonical primitive dtype names and their numpy equivalents.
+NUMPY_DTYPES: dict[str, str] = {
+    "f16": "float16", "f32": "float32", "f64": "float64",
+    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+}  # fmt: skip
+DTYPES: tuple[str, ...] = tuple(NUMPY_DTYPES)
+DTYPE_BYTES: dict[str, int] = {name: int(name[1:]) // 8 for name in DTYPES}
+MAX_NDIM = 8
+Dim = int | str
+
+
+def is_float(dtype: str | None) -> bool:
+    """Whether a canonical dtype is a floating-point type."""
+    return dtype is not None and dtype.startswith("f")
+
+
+def check_name(name: object, what: str) -> str:
+    """Return ``name`` if it is a usable identifier, else raise a GraphError saying why."""
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise GraphError(
+            f"{what} name {name!r} is not a valid identifier; use letters, digits and '_', "
+            "not starting with a digit (it becomes a name in ti.graph and in the exported C program)"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A symbolic argument of a graph: a name and what value it takes at run time.
+
+    ``shape`` is optional: ``None`` accepts any shape; a tuple of ints and symbolic dim names
+    (``("n",)``, ``("G", "G")``) is checked before a run, and a dim name must have the same value
+    wherever it appears.
+    """
+
+    name: str
+    kind: ArgKind
+    dtype: str | None
+    ndim: int = 0
+    element_shape: tuple[int, ...] = ()
+    fmt: str | None = None
+    role: Role = "state"
+    shape: tuple[Dim, ...] | None = None
+
+    def __post_init__(self) -> None:
+        check_name(self.name, "arg")
+        if self.kind not in ARG_KINDS:
+            raise GraphError(f"arg {self.name!r}: kind {self.kind!r} is not one of {', '.join(ARG_KINDS)}")
+        if self.role not in ROLES:
+            raise GraphError(f"arg {self.name!r}: role {self.role!r} is not one of {', '.join(ROLES)}")
+        if self.dtype is not None and self.dtype not in DTYPES:
+            raise GraphError(f"arg {self.name!r}: dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.kind in ("scalar", "ndarray", "matrix") and self.dtype is None:
+            raise GraphError(f"arg {self.name!r}: a {self.kind} needs a dtype")
+        if not isinstance(self.ndim, int) or not 0 <= self.ndim <= MAX_NDIM:
+            raise GraphError(f"arg {self.name!r}: ndim must be an int in 0..{MAX_NDIM}, got {self.ndim!r}")
+        if len(self.element_shape) > 2 or any(not isinstance(d, int) or d < 1 for d in self.element_shape):
+            raise GraphError(
+                f"arg {self.name!r}: element_shape must be () for scalars, (n,) for vectors or (n, m) "
+                f"for matrices, got {self.element_shape!r}"
+            )
+        if self.kind == "matrix" and not self.element_shape:
+            raise GraphError(f"arg {self.name!r}: a matrix arg needs a vector or matrix dtype")
+        if self.kind in ("scalar", "matrix") and self.ndim:
+            raise GraphError(f"arg {self.name!r}: a {self.kind} has no ndim (got {self.ndim})")
+        if self.shape is not None:
+            self._check_shape(self.shape)
+
+    def _check_shape(self, shape: tuple[Dim, ...]) -> None:
+        if self.kind != "ndarray":
+            raise GraphError(f"arg {self.name!r}: only ndarray args take a shape")
+        if len(shape) != self.ndim:
+            raise GraphError(f"arg {self.name!r}: shape {shape!r} has {len(shape)} dims but ndim is {self.ndim}")
+        for dim in shape:
+            if isinstance(dim, bool) or not (
+                (isinstance(dim, int) and dim >= 0) or (isinstance(dim, str) and dim.isidentifier())
+            ):
+                raise GraphError(
+                    f"arg {self.name!r}: shape entry {dim!r} must be a non-negative int or a dim name"
+                )
+
+    @property
+    def is_buffer(self) -> bool:
+        """Whether the arg is memory a kernel can read and write (ndarray or texture)."""
+        return self.kind in ("ndarray", "texture", "rw_texture")
+
+    def replace(self, **changes: object) -> Arg:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def same_spec(self, other: Arg) -> bool:
+        """Whether two args take the same values (role and declared shape aside)."""
+        return (self.kind, self.dtype, self.ndim, self.element_shape, self.fmt) == (
+            other.kind,
+            other.dtype,
+            other.ndim,
+            other.element_shape,
+            other.fmt,
+        )
+
+    def describe(self) -> str:
+        """A short human description: ``ndarray f32 vec2, ndim=1``."""
+        return describe_spec(self.kind, self.dtype, self.ndim, self.element_shape, self.fmt)
+
+
+def element_label(dtype: str | None, element_shape: Sequence[int] | None) -> str:
+    """``f32``, ``vec2 f32`` or ``mat2x2 f32``; ``any`` for an open dtype."""
+    base = dtype or "any"
+    if not element_shape:
+        return base
+    if len(element_shape) == 1:
+        return f"vec{element_shape[0]} {base}"
+    return f"mat{element_shape[0]}x{element_shape[1]} {base}"
+
+
+def describe_spec(
+    kind: str,
+    dtype: str | None,
+    ndim: int | None,
+    element_shape: Sequence[int] | None,
+    fmt: str | None = None,
+) -> str:
+    """Describe an arg or parameter spec for messages."""
+    if kind in ("texture", "rw_texture"):
+        extra = f", fmt={fmt}" if fmt else ""
+        return f"{kind}, ndim={ndim if ndim is not None else 'any'}{extra}"
+    label = element_label(dtype, element_shape)
+    if kind == "ndarray":
+        return f"ndarray {label}, ndim={ndim if ndim is not None else 'any'}"
+    return f"{kind} {label}"
+
+
+def numel(shape: Sequence[int]) -> int:
+    """Number of elements of a concrete shape."""
+    total = 1
+    for dim in shape:
+        total *= dim
+    return total
