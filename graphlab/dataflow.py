@@ -25,7 +25,7 @@ import networkx as nx
 from graphlab.graph import Dispatch, SequenceUse
 
 if TYPE_CHECKING:
-    from graphlab.access import Access
+    from graphlab.access import Access  # noqa: F401
     from graphlab.graph import Graph
 
 READ, WRITE = 1, 2
@@ -59,16 +59,26 @@ class DataflowFacts:
         return [n for n, acc in self.args.items() if acc.get(arg, 0) & WRITE]
 
 
-def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, dict[str, Access]], dict[str, str]]:
-    """Per-kernel parameter access for every kernel the graph dispatches, and which source answered."""
+def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, Access], dict[str, str]]:
+    """Per-kernel parameter access for every kernel the graph dispatches, and which source answered.
+
+    Open annotations (``ti.types.ndarray(ndim=1)``) are compiled with the spec of the first arg
+    bound to them, so Taichi's compiler sees the types the graph will really pass.
+    """
     from graphlab.access import kernels_access
 
-    kernels = [info.fn for info in graph.kernels]
+    kernels = graph.kernels
     if not kernels:
         return {}, {}
-    report = kernels_access(kernels, source=access)  # type: ignore[arg-type]
-    sources = {ref: getattr(report, "sources", {}).get(ref, access) for ref in report}
-    return dict(report), sources
+    specs: dict[str, dict[str, object]] = {}
+    for _, node in graph.nodes():
+        if isinstance(node, Dispatch):
+            for param, bound in node.bindings:
+                arg = graph.args.get(bound) if bound else None
+                if arg is not None and arg.kind == "ndarray":
+                    specs.setdefault(node.kernel.ref, {}).setdefault(param, arg)
+    reports = kernels_access([info.fn for info in kernels], source=access, arg_specs=specs)  # type: ignore[arg-type]
+    return {ref: dict(report) for ref, report in reports.items()}, {r: rep.source for r, rep in reports.items()}
 
 
 def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:

@@ -16,7 +16,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import networkx as nx
 
@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from graphlab.compiled import CompiledGraph
     from graphlab.diagnostics import Diagnostic
 
+AccessSource = Literal["auto", "vulkan", "ast"]
 _NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(#[0-9]+)?$")
 MAX_REPEAT = 10_000_000
+_TOP = ""  # the top level in the containment graph (sequence names are never empty)
 
 
 @dataclass(frozen=True)
@@ -595,17 +597,27 @@ class Graph:
 
     # --- uses of a graph (delegating) ---------------------------------------------------------------
 
-    def validate(self, *, target: str | None = None) -> list[Diagnostic]:
-        """Every problem found, as located diagnostics (see :mod:`graphlab.check`)."""
+    def validate(self, *, target: str | None = None, access: AccessSource = "auto") -> list[Diagnostic]:
+        """Every problem found, as located diagnostics (see :mod:`graphlab.check`).
+
+        ``target`` adds what an export target cannot take; ``access`` picks where read/write facts
+        come from (``"vulkan"``: Taichi's compiler, ``"ast"``: the source, ``"auto"``: the first that works).
+        """
         from graphlab.check import validate
 
-        return validate(self, target=target)
+        return validate(self, target=target, access=access)
 
-    def check(self, *, target: str | None = None) -> None:
+    def check(self, *, target: str | None = None, access: AccessSource = "auto") -> None:
         """Raise :class:`GraphError` listing the errors :meth:`validate` finds."""
         from graphlab.check import check
 
-        check(self, target=target)
+        check(self, target=target, access=access)
+
+    def dataflow(self, *, access: AccessSource = "auto") -> nx.DiGraph:
+        """The read/write data-flow graph (see :mod:`graphlab.dataflow`)."""
+        from graphlab.dataflow import dataflow_graph
+
+        return dataflow_graph(self, access=access)
 
     def compile(self) -> CompiledGraph:
         """Check the graph and build a real ``ti.graph`` CompiledGraph for the current Taichi runtime."""
@@ -711,10 +723,9 @@ class Graph:
         return f"{stem}#{k}"
 
     def _containment(self) -> nx.DiGraph:
-        """Which sequence definition uses which (an edge parent -> child)."""
+        """Which sequence definition uses which (an edge parent -> child; the top level is ``_TOP``)."""
         tree = nx.DiGraph()
-        tree.add_node(None)
-        for name, body in [(None, self._body), *self._sequences.items()]:
+        for name, body in [(_TOP, self._body), *self._sequences.items()]:
             tree.add_node(name)
             for node in body:
                 if isinstance(node, SequenceUse):
@@ -731,7 +742,7 @@ class Graph:
             )
 
     def _drop_unused_sequences(self) -> None:
-        reachable = nx.descendants(self._containment(), None)
+        reachable = nx.descendants(self._containment(), _TOP)
         for name in [n for n in self._sequences if n not in reachable]:
             del self._sequences[name]
 

@@ -13,6 +13,7 @@ from typing import Any
 import taichi as ti
 from taichi.lang import impl
 from taichi.lang.matrix import MatrixType
+from taichi.lang.struct import StructType
 from taichi.types import ndarray_type, texture_type
 
 from graphlab.errors import GraphError
@@ -105,7 +106,7 @@ def annotation_spec(annotation: Any) -> AnnotationSpec:
         return AnnotationSpec("matrix", dtype, 0, element_shape)
     if isinstance(annotation, ti.template):
         return AnnotationSpec("template")
-    if isinstance(annotation, ti.types.StructType) or type(annotation).__name__ == "StructType":
+    if isinstance(annotation, StructType):
         return AnnotationSpec("struct")
     try:
         return AnnotationSpec("scalar", dtype_name(annotation), 0, ())
