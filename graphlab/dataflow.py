@@ -25,7 +25,6 @@ import networkx as nx
 from graphlab.graph import Dispatch, SequenceUse
 
 if TYPE_CHECKING:
-    from graphlab.access import Access  # noqa: F401
     from graphlab.graph import Graph
 
 READ, WRITE = 1, 2
@@ -59,7 +58,7 @@ class DataflowFacts:
         return [n for n, acc in self.args.items() if acc.get(arg, 0) & WRITE]
 
 
-def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, Access], dict[str, str]]:
+def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, dict[str, int]], dict[str, str]]:
     """Per-kernel parameter access for every kernel the graph dispatches, and which source answered.
 
     Open annotations (``ti.types.ndarray(ndim=1)``) are compiled with the spec of the first arg
@@ -78,7 +77,8 @@ def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, Acces
                 if arg is not None and arg.kind == "ndarray":
                     specs.setdefault(node.kernel.ref, {}).setdefault(param, arg)
     reports = kernels_access([info.fn for info in kernels], source=access, arg_specs=specs)  # type: ignore[arg-type]
-    return {ref: dict(report) for ref, report in reports.items()}, {r: rep.source for r, rep in reports.items()}
+    flags = {ref: {param: int(a) for param, a in report.items()} for ref, report in reports.items()}
+    return flags, {ref: report.source for ref, report in reports.items()}
 
 
 def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:
@@ -136,14 +136,12 @@ def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:
     for name, arg in graph.args.items():
         if arg.is_buffer:
             flow.add_node(f"arg:{name}", kind="buffer", arg=name, role=arg.role, label=arg.describe())
-    order = 0
-    for node_id, accesses in facts.args.items():
-        for arg, flags in accesses.items():
+    for order, (node_id, accesses) in enumerate(facts.args.items()):
+        for buffer, flags in accesses.items():
             if flags & READ:
-                flow.add_edge(f"arg:{arg}", node_id, kind="read", order=order)
+                flow.add_edge(f"arg:{buffer}", node_id, kind="read", order=order)
             if flags & WRITE:
-                flow.add_edge(node_id, f"arg:{arg}", kind="write", order=order)
-        order += 1
+                flow.add_edge(node_id, f"arg:{buffer}", kind="write", order=order)
     _add_dependencies(flow, facts)
     return flow
 

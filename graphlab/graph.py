@@ -453,7 +453,7 @@ class Graph:
         info = kernel_info(kernel)
         if not info.dispatchable:
             raise KernelError(info.why_not)
-        resolved = {p.name: None for p in info.params}
+        resolved: dict[str, str | None] = {p.name: None for p in info.params}
         for param, value in (bindings or {}).items():
             info.param(param)
             resolved[param] = None if value is None else self._bind_value(info, param, value)
@@ -474,7 +474,7 @@ class Graph:
             self._drop_unused_sequences()
         self._changed("node_removed", node_id)
 
-    def move(self, node_id: str, index: int, *, into: str | None | type[_Same] = _Same) -> str:
+    def move(self, node_id: str, index: int, *, into: str | type[_Same] | None = _Same) -> str:
         """Move a node to ``index`` of ``into`` (default: its own container); returns its new id."""
         container, old_index = self._locate(node_id)
         parent = _parent_id(node_id)

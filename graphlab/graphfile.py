@@ -20,6 +20,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,8 @@ class _Reader:
             raise self.fail("$.format", f"unsupported format {fmt!r}; this graphlab reads {FORMAT!r}")
         graph = self.guard("$.name", lambda: Graph(self.field(data, "name", "$", str)))
         for i, item in enumerate(self.items(data, "args", "$")):
-            self.guard(f"$.args[{i}]", lambda item=item, i=i: graph.declare(self.arg(item, f"$.args[{i}]")))
+            arg = self.arg(item, f"$.args[{i}]")
+            self.guard(f"$.args[{i}]", partial(graph.declare, arg))
         sequences = self.items(data, "sequences", "$")
         bodies: dict[str, tuple[str, list[Any]]] = {}
         for i, item in enumerate(sequences):

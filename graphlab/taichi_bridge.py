@@ -192,8 +192,8 @@ class RuntimeToken:
 
     def is_current(self) -> bool:
         """Whether the runtime this was built for is still the live one."""
-        runtime = impl.get_runtime()
-        return self._runtime() is runtime and runtime.prog is not None
+        live: Any = self._runtime()
+        return live is not None and live is impl.get_runtime() and live.prog is not None
 
 
 def current_arch() -> str:

@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-import taichi as ti
 from graphs import copy_buffers, mpm88_buffers, mpm88_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -114,7 +113,7 @@ def _mutations(data):
     leaves = st.one_of(
         st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=False),
         st.text(max_size=30), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
-    )  # fmt: skip
+    )
     truncated = st.integers(min_value=0, max_value=len(text)).map(lambda n: text[:n])
     paths = _paths(data)
     replaced = st.tuples(st.sampled_from(paths), leaves).map(lambda pv: json.dumps(_set(data, *pv)))

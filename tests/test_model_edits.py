@@ -49,9 +49,8 @@ def test_sequences_defined_once_used_in_several_places(graph):
 def test_nested_sequences_unroll_with_every_repetition_named(ti_cpu):
     g = gl.Graph("g")
     a = g.ndarray("a", ti.f32, ndim=1)
-    with g.sequence("outer", repeat=2) as outer:
-        with outer.sequence("inner", repeat=3) as inner:
-            inner.dispatch(produce, a)
+    with g.sequence("outer", repeat=2) as outer, outer.sequence("inner", repeat=3) as inner:
+        inner.dispatch(produce, a)
     assert [s.id for s in g.steps()][:4] == [
         "outer[0]/inner[0]/produce", "outer[0]/inner[1]/produce", "outer[0]/inner[2]/produce", "outer[1]/inner[0]/produce",
     ]  # fmt: skip

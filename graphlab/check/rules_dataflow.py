@@ -25,10 +25,10 @@ def validate_roles(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             for node_id in writers:
                 yield Diagnostic("GL008", "error", f"input {name!r} is written by {node_id!r}", node_id, name,
                                  f"declare {name!r} with role='state' if the graph updates it, or write "
-                                 "to another arg")  # fmt: skip
+                                 "to another arg")
         if arg.role == "output" and not writers and graph.uses_of(name):
             yield Diagnostic("GL011", "error", f"output {name!r} is never written", None, name,
-                             "bind it to a parameter a kernel writes, or declare it role='input'")  # fmt: skip
+                             "bind it to a parameter a kernel writes, or declare it role='input'")
 
 
 def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -49,7 +49,7 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                     reported.add((arg, entry.node_id))
                     yield Diagnostic("GL009", "error", f"temp {arg!r} is read by {entry.node_id!r} before "
                                      "anything writes it", entry.node_id, arg,
-                                     f"write {arg!r} first, or declare it role='input'/'state' and pass a value")  # fmt: skip
+                                     f"write {arg!r} first, or declare it role='input'/'state' and pass a value")
                 pending.pop(arg, None)
             if flags & WRITE:
                 if arg in pending and (arg, pending[arg]) not in reported:
@@ -64,7 +64,7 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def _dead_write(arg: str, node_id: str) -> Diagnostic:
     return Diagnostic("GL010", "warning", f"temp {arg!r} written by {node_id!r} is never read afterwards",
-                      node_id, arg, "remove the write, or declare the arg role='output' to keep it")  # fmt: skip
+                      node_id, arg, "remove the write, or declare the arg role='output' to keep it")
 
 
 def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -82,7 +82,7 @@ def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield Diagnostic("GL012", "error", f"arg {arg!r} is bound to {', '.join(bound_params)} of "
                                  f"{node.kernel.name!r} and the kernel writes one of them; Taichi assumes "
                                  "parameters do not alias", node_id, arg,
-                                 "bind a separate buffer (a copy) to one of the parameters")  # fmt: skip
+                                 "bind a separate buffer (a copy) to one of the parameters")
 
 
 RULES = (validate_roles, validate_temps, validate_aliasing)

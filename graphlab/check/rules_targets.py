@@ -33,12 +33,12 @@ def validate_target(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     for arg in graph.args.values():
         if arg.kind in ("texture", "rw_texture") and target in NO_TEXTURES:
             yield Diagnostic("GL018", "error", f"arg {arg.name!r} is a {arg.kind}, which {target} AOT modules "
-                             "cannot take", None, arg.name, "export for vulkan (or another graphics API)")  # fmt: skip
+                             "cannot take", None, arg.name, "export for vulkan (or another graphics API)")
         needs = UNSUPPORTED_DTYPES.get(target, {}).get(arg.dtype or "")
         if needs:
             yield Diagnostic("GL018", "warning", f"arg {arg.name!r} is {arg.dtype}, which {target} supports only "
                              f"with {needs}", None, arg.name,
-                             "use a 32-bit dtype, or make sure the deployment device has that capability")  # fmt: skip
+                             "use a 32-bit dtype, or make sure the deployment device has that capability")
 
 
 RULES = (validate_target,)
