@@ -157,7 +157,7 @@ class _Reader:
             raise self.fail("$.format", f"unsupported format {fmt!r}; this graphlab reads {FORMAT!r}")
         graph = self.guard("$.name", lambda: Graph(self.field(data, "name", "$", str)))
         for i, item in enumerate(self.items(data, "args", "$")):
-            arg = self.arg(item, f"$.args[{i}]")
+            arg = self.guard(f"$.args[{i}]", partial(self.arg, item, f"$.args[{i}]"))
             self.guard(f"$.args[{i}]", partial(graph.declare, arg))
         sequences = self.items(data, "sequences", "$")
         bodies: dict[str, tuple[str, list[Any]]] = {}

@@ -7,33 +7,13 @@ replaced by the runtime the test chose.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 import taichi as ti
 
-EXAMPLES = Path(importlib.util.find_spec("taichi").submodule_search_locations[0]) / "examples" / "graph"
-_counter = 0
-
-
-def load_example(name: str) -> ModuleType:
-    """Import ``taichi/examples/graph/<name>.py`` under the current ti.init (its own init skipped)."""
-    global _counter
-    _counter += 1
-    spec = importlib.util.spec_from_file_location(f"taichi_example_{name}_{_counter}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    real_init = ti.init
-    ti.init = lambda *a, **k: None
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        ti.init = real_init
-    return module
+from graphlab.examples import load_taichi_example
 
 
 @pytest.fixture
@@ -53,10 +33,10 @@ def ti_vulkan() -> Iterator[None]:
 @pytest.fixture
 def mpm88(ti_cpu: None) -> ModuleType:
     """Taichi's mpm88 graph example, loaded under ti.cpu."""
-    return load_example("mpm88_graph")
+    return load_taichi_example("mpm88_graph")
 
 
 @pytest.fixture
 def stable_fluid(ti_cpu: None) -> ModuleType:
     """Taichi's stable fluid graph example, loaded under ti.cpu."""
-    return load_example("stable_fluid_graph")
+    return load_taichi_example("stable_fluid_graph")

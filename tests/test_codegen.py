@@ -2,9 +2,9 @@
 
 
 import taichi as ti
-from graphs import copy_buffers, mpm88_buffers, mpm88_graph
 
 import graphlab as gl
+from graphlab.examples import copy_buffers, mpm88_buffers, mpm88_graph
 
 
 def test_to_code_executes_and_gives_identical_results(mpm88):
@@ -16,7 +16,6 @@ def test_to_code_executes_and_gives_identical_results(mpm88):
     theirs_graph = namespace["graph_update"]
 
     ours = mpm88_buffers(mpm88)
-    mpm88.init_particles(ours["x"], ours["v"], ours["J"])
     theirs = copy_buffers(ours)
     g.run(ours)
     theirs_graph.run(theirs)

@@ -4,38 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import taichi as ti
-from graphs import copy_buffers, fluid_graphs, mpm88_buffers, mpm88_graph
+from graphs import fluid_graphs
 
-
-def _hand_built_mpm88(m, substeps: int):
-    sym = {
-        "x": ti.graph.Arg(ti.graph.ArgKind.NDARRAY, "x", dtype=ti.math.vec2, ndim=1),
-        "v": ti.graph.Arg(ti.graph.ArgKind.NDARRAY, "v", dtype=ti.math.vec2, ndim=1),
-        "C": ti.graph.Arg(ti.graph.ArgKind.NDARRAY, "C", dtype=ti.math.mat2, ndim=1),
-        "J": ti.graph.Arg(ti.graph.ArgKind.NDARRAY, "J", ti.f32, ndim=1),
-        "grid_v": ti.graph.Arg(ti.graph.ArgKind.NDARRAY, "grid_v", dtype=ti.math.vec2, ndim=2),
-        "grid_m": ti.graph.Arg(ti.graph.ArgKind.NDARRAY, "grid_m", dtype=ti.f32, ndim=2),
-    }
-    builder = ti.graph.GraphBuilder()
-    seq = builder.create_sequential()
-    seq.dispatch(m.substep_reset_grid, sym["grid_v"], sym["grid_m"])
-    seq.dispatch(m.substep_p2g, sym["x"], sym["v"], sym["C"], sym["J"], sym["grid_v"], sym["grid_m"])
-    seq.dispatch(m.substep_update_grid_v, sym["grid_v"], sym["grid_m"])
-    seq.dispatch(m.substep_g2p, sym["x"], sym["v"], sym["C"], sym["J"], sym["grid_v"])
-    for _ in range(substeps):
-        builder.append(seq)
-    return builder.compile()
+from graphlab.examples import copy_buffers, hand_built_mpm88, mpm88_buffers, mpm88_graph
 
 
 def test_mpm88_500_substeps_bit_identical_to_hand_built_graph(mpm88):
     ours = mpm88_buffers(mpm88)
-    mpm88.init_particles(ours["x"], ours["v"], ours["J"])
     theirs = copy_buffers(ours)
     x0 = ours["x"].to_numpy()
 
     gl_graph = mpm88_graph(mpm88, substeps=500).compile()
     gl_graph.run(ours)
-    _hand_built_mpm88(mpm88, 500).run(theirs)
+    hand_built_mpm88(mpm88, 500).run(theirs)
 
     for name in ("x", "v", "C", "J", "grid_v", "grid_m"):
         a, b = ours[name].to_numpy(), theirs[name].to_numpy()

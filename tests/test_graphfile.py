@@ -6,11 +6,11 @@ import json
 import os
 
 import pytest
-from graphs import copy_buffers, mpm88_buffers, mpm88_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphlab as gl
+from graphlab.examples import copy_buffers, mpm88_buffers, mpm88_graph
 from graphlab.graphfile import dumps
 
 
@@ -23,7 +23,6 @@ def test_save_load_compile_run_gives_identical_results(mpm88, tmp_path):
     assert [s.id for s in loaded.steps()] == [s.id for s in g.steps()]
 
     ours = mpm88_buffers(mpm88)
-    mpm88.init_particles(ours["x"], ours["v"], ours["J"])
     theirs = copy_buffers(ours)
     g.run(ours)
     loaded.run(theirs)
