@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from graphlab import taichi_bridge as bridge
 from graphlab.errors import GraphError, GraphRunError, StaleGraphError
 from graphlab.graph import Dispatch, SequenceUse
+from graphlab.memory import TempAllocator
 from graphlab.runvalues import ValueChecker
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ class CompiledGraph:
         self._token = token
         self._checker = ValueChecker(graph.name, self.args.values(), written)
         self.step_count = graph.step_count()
+        frozen = type(graph)(graph.name)
+        frozen.restore(graph.snapshot())  # later edits of the graph do not change this compiled one
+        self.graph = frozen
+        self._temps = TempAllocator(frozen)
 
     def is_current(self) -> bool:
         """Whether the Taichi runtime this graph was compiled for is still alive."""
@@ -52,7 +57,9 @@ class CompiledGraph:
         if clash:
             raise GraphRunError(f"run(): {', '.join(sorted(clash))} given both in the dict and as keywords")
         merged.update(kwargs)
-        return self._checker.prepare(merged)
+        prepared = self._checker.prepare(merged, optional=self._temps.temps)
+        self._temps.fill(prepared.values, prepared.dims)
+        return prepared
 
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         """Run the graph once: ``c.run(x=F_x, v=F_v)`` or ``c.run({"x": F_x, ...})``."""

@@ -27,8 +27,10 @@ from graphlab.spec import Arg, Dim, Role
 if TYPE_CHECKING:
     from graphlab.compiled import CompiledGraph
     from graphlab.diagnostics import Diagnostic
+    from graphlab.memory import MemoryPlan
 
 AccessSource = Literal["auto", "vulkan", "ast"]
+RenderView = Literal["program", "dataflow", "unrolled"]
 _NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(#[0-9]+)?$")
 MAX_REPEAT = 10_000_000
 _TOP = ""  # the top level in the containment graph (sequence names are never empty)
@@ -612,6 +614,23 @@ class Graph:
         from graphlab.check import check
 
         check(self, target=target, access=access)
+
+    def memory_plan(self, **shapes: Any) -> MemoryPlan:
+        """Bytes, lifetimes and shared storage slots of the buffers (see :mod:`graphlab.memory`)."""
+        from graphlab.memory import memory_plan
+
+        return memory_plan(self, **shapes)
+
+    def render(self, *, view: RenderView = "program", highlight: str | None = None, **options: Any) -> Any:
+        """A ``graphviz.Digraph`` of the graph (see :mod:`graphlab.render`)."""
+        from graphlab.render import render
+
+        return render(self, view=view, highlight=highlight, **options)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from graphlab.render import mimebundle
+
+        return mimebundle(self)
 
     def dataflow(self, *, access: AccessSource = "auto") -> nx.DiGraph:
         """The read/write data-flow graph (see :mod:`graphlab.dataflow`)."""

@@ -1,0 +1,248 @@
+"""Drawing a graph with Graphviz: plain functions from the model (and its data flow) to DOT.
+
+Three views:
+
+- ``program`` (default): dispatches in sequences drawn as clusters labelled with their repeat count
+  (a sequence repeated 2,500 times is drawn once), args as their own shape with dtype and shape,
+  edges for reads (arg -> dispatch) and writes (dispatch -> arg).
+- ``dataflow``: dispatch -> dispatch dependencies (read-after-write and friends), dashed where the
+  dependency is carried from one repetition to the next.
+- ``unrolled``: every step of the unrolled program in order (refused past ``max_steps``).
+
+Nodes with diagnostics are coloured, with the messages as tooltips. SVG node ids are the graphlab node
+ids (``substep/p2g``, ``arg:x``), which the widget uses to map clicks back to the model.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphlab.errors import GraphError, ToolMissingError
+from graphlab.graph import Dispatch, SequenceUse
+
+if TYPE_CHECKING:
+    import graphviz
+
+    from graphlab.diagnostics import Diagnostic
+    from graphlab.graph import Graph
+
+SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
+READ_COLOUR, WRITE_COLOUR, RW_COLOUR = "#1f77b4", "#d62728", "#9467bd"
+
+
+def render(
+    graph: Graph,
+    *,
+    view: str = "program",
+    highlight: str | None = None,
+    diagnostics: list[Diagnostic] | None = None,
+    max_steps: int = 400,
+    access: str = "auto",
+) -> graphviz.Digraph:
+    """Draw ``graph``; ``highlight`` outlines one node id; diagnostics default to ``graph.validate()``."""
+    import graphviz
+
+    if view not in ("program", "dataflow", "unrolled"):
+        raise GraphError(f"render view {view!r}: choose 'program', 'dataflow' or 'unrolled'")
+    if diagnostics is None:
+        diagnostics = graph.validate(access=access)  # type: ignore[arg-type]
+    marks = _marks(diagnostics)
+    dot = graphviz.Digraph(name=graph.name, graph_attr={"rankdir": "TB", "fontname": "Helvetica", "label": graph.name,
+                                                        "labelloc": "t", "tooltip": graph.name})
+    dot.attr("node", fontname="Helvetica", fontsize="11")
+    dot.attr("edge", fontname="Helvetica", fontsize="9")
+    if view == "program":
+        _program(graph, dot, marks, highlight, access)
+    elif view == "dataflow":
+        _dataflow(graph, dot, marks, highlight, access)
+    else:
+        _unrolled(graph, dot, marks, highlight, max_steps)
+    return dot
+
+
+def _marks(diagnostics: list[Diagnostic]) -> dict[str, tuple[str, str]]:
+    """node id (or ``arg:name``) -> (worst severity, tooltip text)."""
+    order = {"error": 0, "warning": 1, "info": 2}
+    found: dict[str, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        key = diagnostic.node or (f"arg:{diagnostic.arg}" if diagnostic.arg else None)
+        if key:
+            found.setdefault(key, []).append(diagnostic)
+    return {
+        key: (min((d.severity for d in items), key=order.__getitem__), "\n".join(f"{d.code}: {d.message}" for d in items))
+        for key, items in found.items()
+    }
+
+
+def _node_style(node_id: str, marks: dict[str, tuple[str, str]], highlight: str | None, label: str) -> dict[str, str]:
+    style = {"id": node_id, "tooltip": label}
+    if node_id in marks:
+        severity, text = marks[node_id]
+        style.update(color=SEVERITY_COLOURS[severity], penwidth="2", tooltip=text, fontcolor=SEVERITY_COLOURS[severity])
+    if highlight == node_id:
+        style.update(style="filled,bold", fillcolor="#fff3b0", penwidth="3")
+    return style
+
+
+def _arg_node(name: str) -> str:
+    """DOT name of an arg's node (its SVG id stays ``arg:name``; ':' would mean a port in DOT)."""
+    return f"arg.{name}"
+
+
+def _dispatch_label(node_id: str, node: Dispatch) -> str:
+    name = node_id.rsplit("/", 1)[-1]
+    return name if name == node.kernel.name else f"{name}\n({node.kernel.name})"
+
+
+def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access: str) -> None:
+    _add_body(graph, dot, None, "", marks, highlight)
+    used = {b for _, n in graph.nodes() if isinstance(n, Dispatch) for _, b in n.bindings if b}
+    for name, arg in graph.args.items():
+        shape = "" if arg.shape is None else f" [{', '.join(map(str, arg.shape))}]"
+        label = f"{name}\n{arg.describe()}{shape}" + ("" if arg.role == "state" else f"\n{arg.role}")
+        shape_kind = "cylinder" if arg.is_buffer else "note"
+        style = _node_style(f"arg:{name}", marks, highlight, label)
+        if name not in used:
+            style.setdefault("style", "dashed")
+        dot.node(_arg_node(name), label, shape=shape_kind, **style)
+    facts = _facts(graph, access)
+    for node_id, node in graph.nodes():
+        if not isinstance(node, Dispatch):
+            continue
+        flags_by_arg = facts.args.get(node_id, {}) if facts else {}
+        for param, bound in node.bindings:
+            if bound is None or bound not in graph.args:
+                continue
+            flags = flags_by_arg.get(bound, 1) if graph.args[bound].is_buffer else 1
+            if flags == 3:
+                dot.edge(node_id, _arg_node(bound), label=f"RW {param}", dir="both", color=RW_COLOUR, fontcolor=RW_COLOUR)
+            elif flags & 2:
+                dot.edge(node_id, _arg_node(bound), label=f"W {param}", color=WRITE_COLOUR, fontcolor=WRITE_COLOUR)
+            else:
+                dot.edge(_arg_node(bound), node_id, label=f"R {param}", color=READ_COLOUR, fontcolor=READ_COLOUR)
+
+
+def _add_body(graph: Graph, dot: Any, container: str | None, prefix: str, marks: dict, highlight: str | None) -> None:
+    body = graph.body if container is None else graph.sequences[container]
+    previous = None
+    for node in body:
+        node_id = f"{prefix}{node.name}"
+        if isinstance(node, Dispatch):
+            label = _dispatch_label(node_id, node)
+            dot.node(node_id, label, shape="box", style="rounded", **_node_style(node_id, marks, highlight, label))
+            first = node_id
+        else:
+            cluster = f"cluster_{node_id}"
+            with dot.subgraph(name=cluster) as sub:
+                title = f"{node.name} ×{node.repeat:,}" if node.repeat > 1 else node.name
+                style = _node_style(node_id, marks, highlight, title)
+                sub.attr(label=title, style="rounded,dashed", color=style.get("color", "#888888"),
+                         tooltip=style["tooltip"], id=node_id)
+                _add_body(graph, sub, node.sequence, f"{node_id}/", marks, highlight)
+            first = _first_dispatch(graph, node, f"{node_id}/")
+        if previous is not None and first is not None:
+            dot.edge(previous, first, style="invis", weight="10")
+        previous = _last_dispatch(graph, node, node_id) or previous
+
+
+def _first_dispatch(graph: Graph, use: SequenceUse, prefix: str) -> str | None:
+    for node in graph.sequences[use.sequence]:
+        if isinstance(node, Dispatch):
+            return f"{prefix}{node.name}"
+        inner = _first_dispatch(graph, node, f"{prefix}{node.name}/")
+        if inner:
+            return inner
+    return None
+
+
+def _last_dispatch(graph: Graph, node: Any, node_id: str) -> str | None:
+    if isinstance(node, Dispatch):
+        return node_id
+    for child in reversed(graph.sequences[node.sequence]):
+        found = _last_dispatch(graph, child, f"{node_id}/{child.name}")
+        if found:
+            return found
+    return None
+
+
+def _facts(graph: Graph, access: str) -> Any:
+    from graphlab.dataflow import dataflow_facts
+
+    try:
+        return dataflow_facts(graph, access=access)
+    except Exception:  # a drawing must not fail because the read/write analysis did
+        return None
+
+
+def _dataflow(graph: Graph, dot: Any, marks: dict, highlight: str | None, access: str) -> None:
+    from graphlab.dataflow import dataflow_graph
+
+    flow = dataflow_graph(graph, access=access)
+    _add_body(graph, dot, None, "", marks, highlight)
+    for u, v, data in flow.edges(data=True):
+        if data["kind"] != "dep":
+            continue
+        label = f"{data['hazard'].upper()} {', '.join(sorted(data['args']))}"
+        dot.edge(u, v, label=label, style="dashed" if data["carried"] else "solid", constraint=str(not data["carried"]).lower())
+
+
+def _unrolled(graph: Graph, dot: Any, marks: dict, highlight: str | None, max_steps: int) -> None:
+    count = graph.step_count()
+    if count > max_steps:
+        raise GraphError(
+            f"the unrolled view of graph {graph.name!r} has {count:,} steps, over max_steps={max_steps}; "
+            "use view='program' (sequences drawn once) or raise max_steps"
+        )
+    previous = None
+    for step in graph.steps():
+        label = f"{step.index}: {step.id}"
+        style = _node_style(step.node_id, marks, highlight, label)
+        style["id"] = step.id
+        dot.node(step.id, label, shape="box", style="rounded", **{k: v for k, v in style.items() if k != "style"})
+        if previous:
+            dot.edge(previous, step.id)
+        previous = step.id
+
+
+def require_dot() -> str:
+    """The path of Graphviz's ``dot``, or an error that says how to install it."""
+    path = shutil.which("dot")
+    if path is None:
+        raise ToolMissingError(
+            "Graphviz's 'dot' program is not installed; install it with 'apt-get install graphviz' "
+            "(Debian/Ubuntu), 'brew install graphviz' (macOS) or 'conda install graphviz'"
+        )
+    return path
+
+
+def to_svg(graph: Graph, **options: Any) -> str:
+    """The SVG drawing (needs Graphviz's ``dot``)."""
+    require_dot()
+    return render(graph, **options).pipe(format="svg").decode("utf-8")
+
+
+def write(graph: Graph, path: str | Path, **options: Any) -> Path:
+    """Write ``.svg``, ``.png`` or ``.dot`` by the path's suffix."""
+    target = Path(path)
+    fmt = target.suffix.lstrip(".").lower()
+    dot = render(graph, **options)
+    if fmt in ("dot", "gv"):
+        target.write_text(dot.source, encoding="utf-8")
+        return target
+    if fmt not in ("svg", "png", "pdf"):
+        raise GraphError(f"cannot write {target.name!r}: use a .svg, .png, .pdf or .dot file name")
+    require_dot()
+    target.write_bytes(dot.pipe(format=fmt))
+    return target
+
+
+def mimebundle(graph: Graph) -> dict[str, Any]:
+    """What a notebook shows for a graph: SVG, or the text and the fix when ``dot`` is missing."""
+    text = repr(graph)
+    try:
+        return {"image/svg+xml": to_svg(graph), "text/plain": text}
+    except ToolMissingError as exc:
+        return {"text/plain": f"{text}\n({exc})", "text/html": f"<pre>{html.escape(text)}\n{html.escape(str(exc))}</pre>"}
