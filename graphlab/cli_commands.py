@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -28,14 +31,30 @@ def register(sub: Any) -> None:
     codes.set_defaults(handler=run_codes)
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what Taichi prints (its banner, from C++ too) to stderr, keeping stdout for our output."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _load(args: argparse.Namespace) -> Any:
-    import taichi as ti
+    with _stdout_to_stderr():
+        import taichi as ti
 
-    from graphlab.cli import load_kernel_module
-    from graphlab.graphfile import load
+        from graphlab.cli import load_kernel_module
+        from graphlab.graphfile import load
 
-    ti.init(arch=ti.cpu, log_level=ti.WARN) if not _taichi_ready() else None
-    return load(args.file, kernels=load_kernel_module(args.kernels))
+        if not _taichi_ready():
+            ti.init(arch=ti.cpu, log_level=ti.WARN)
+        return load(args.file, kernels=load_kernel_module(args.kernels))
 
 
 def _taichi_ready() -> bool:
@@ -47,7 +66,8 @@ def _taichi_ready() -> bool:
 def run_check(args: argparse.Namespace) -> int:
     """Print diagnostics; 1 when any is an error."""
     graph = _load(args)
-    diagnostics = graph.validate(target=args.target)
+    with _stdout_to_stderr():
+        diagnostics = graph.validate(target=args.target)
     if args.json:
         json.dump([d.to_dict() for d in diagnostics], sys.stdout, indent=2)
         print()

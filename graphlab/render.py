@@ -83,7 +83,7 @@ def _node_style(node_id: str, marks: dict[str, tuple[str, str]], highlight: str 
         severity, text = marks[node_id]
         style.update(color=SEVERITY_COLOURS[severity], penwidth="2", tooltip=text, fontcolor=SEVERITY_COLOURS[severity])
     if highlight == node_id:
-        style.update(style="filled,bold", fillcolor="#fff3b0", penwidth="3")
+        style.update(style="rounded,filled,bold", fillcolor="#fff3b0", penwidth="3")
     return style
 
 
@@ -132,7 +132,7 @@ def _add_body(graph: Graph, dot: Any, container: str | None, prefix: str, marks:
         node_id = f"{prefix}{node.name}"
         if isinstance(node, Dispatch):
             label = _dispatch_label(node_id, node)
-            dot.node(node_id, label, shape="box", style="rounded", **_node_style(node_id, marks, highlight, label))
+            dot.node(node_id, label, **{"shape": "box", "style": "rounded", **_node_style(node_id, marks, highlight, label)})
             first = node_id
         else:
             cluster = f"cluster_{node_id}"

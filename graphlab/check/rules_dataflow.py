@@ -32,15 +32,19 @@ def validate_roles(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """GL009 (temp read before any write) and GL010 (temp written, never read afterwards)."""
+    """GL009 (temp read before any write) and GL010 (a temp write that no later dispatch reads).
+
+    A write inside a repeated sequence counts as read when any repetition's write is read later:
+    the last repetition's value being unused is what a loop does, not a mistake.
+    """
     temps = {n for n, a in graph.args.items() if a.role == "temp" and a.is_buffer}
     if not temps:
         return
-    trace = ctx.dataflow.trace
     written: set[str] = set()
-    pending: dict[str, str] = {}  # temp -> node id of a write nothing has read yet
+    last_writer: dict[str, str] = {}
+    write_read: dict[tuple[str, str], bool] = {}  # (temp, writer node id) -> read by someone later
     reported: set[tuple[str, str]] = set()
-    for entry in trace:
+    for entry in ctx.dataflow.trace:
         for arg, flags in entry.args.items():
             if arg not in temps:
                 continue
@@ -50,21 +54,16 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                     yield Diagnostic("GL009", "error", f"temp {arg!r} is read by {entry.node_id!r} before "
                                      "anything writes it", entry.node_id, arg,
                                      f"write {arg!r} first, or declare it role='input'/'state' and pass a value")
-                pending.pop(arg, None)
+                if arg in last_writer:
+                    write_read[(arg, last_writer[arg])] = True
             if flags & WRITE:
-                if arg in pending and (arg, pending[arg]) not in reported:
-                    reported.add((arg, pending[arg]))
-                    yield _dead_write(arg, pending[arg])
-                pending[arg] = entry.node_id
+                write_read.setdefault((arg, entry.node_id), False)
+                last_writer[arg] = entry.node_id
                 written.add(arg)
-    for arg, node_id in pending.items():
-        if (arg, node_id) not in reported:
-            yield _dead_write(arg, node_id)
-
-
-def _dead_write(arg: str, node_id: str) -> Diagnostic:
-    return Diagnostic("GL010", "warning", f"temp {arg!r} written by {node_id!r} is never read afterwards",
-                      node_id, arg, "remove the write, or declare the arg role='output' to keep it")
+    for (arg, node_id), was_read in write_read.items():
+        if not was_read:
+            yield Diagnostic("GL010", "warning", f"temp {arg!r} written by {node_id!r} is never read afterwards",
+                             node_id, arg, "remove the write, or declare the arg role='output' to keep it")
 
 
 def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
