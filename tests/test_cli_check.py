@@ -49,8 +49,8 @@ def test_check_errors_exit_1_with_json(tmp_path):
     graph, kernels = _files(tmp_path, {"src": "a", "dst": None})
     out = _cli("check", graph, "--kernels", kernels, "--json")
     assert out.returncode == 1, out.stderr
-    [diag] = json.loads(out.stdout)
-    assert (diag["code"], diag["node"], diag["arg"]) == ("GL001", "copy", "dst")
+    found = {(d["code"], d["severity"], d["node"], d["arg"]) for d in json.loads(out.stdout)}
+    assert found == {("GL001", "error", "copy", "dst"), ("GL007", "warning", None, "b")}
 
 
 @pytest.mark.parametrize("broken", ["{", '{"format": "other"}'])
