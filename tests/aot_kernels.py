@@ -7,7 +7,7 @@ tests run this file in a child process::
 
 It writes ``OUT_DIR/module/`` (``ti.aot.Module.save``), a hand-written ``OUT_DIR/manifest.json``,
 the inputs as ``OUT_DIR/inputs/<arg>.npy`` and what Taichi's Python runtime computes from them
-(``FRAMES`` times ``update`` then once ``scale``) as ``OUT_DIR/expected/<arg>.npy``.
+(``FRAMES`` frames of ``update`` then ``scale``) as ``OUT_DIR/expected/<arg>.npy``.
 """
 
 # No `from __future__ import annotations`: Taichi reads kernel annotations as objects.
@@ -133,7 +133,7 @@ def manifest(arch: str, folder: Path) -> dict[str, object]:
 
 
 def reference(graphs: dict[str, object], values: dict[str, object], frames: int) -> dict[str, np.ndarray]:
-    """Run ``update`` ``frames`` times, then ``scale`` once, in Taichi's Python runtime."""
+    """Run ``frames`` frames (``update`` then ``scale``) in Taichi's Python runtime."""
     arrays = {}
     for name, _, dtype, ndim, esh, _, _ in UPDATE_ARGS:
         if ndim:
@@ -145,7 +145,7 @@ def reference(graphs: dict[str, object], values: dict[str, object], frames: int)
     scalars = {k: (ti.math.vec2(*values[k]) if k == "gravity" else values[k]) for k in ("a", "dt", "gravity", "k")}
     for _ in range(frames):
         graphs["update"].run({**arrays, **scalars})
-    graphs["scale"].run({"y": arrays["y"], "s": values["s"]})
+        graphs["scale"].run({"y": arrays["y"], "s": values["s"]})
     return {name: arr.to_numpy() for name, arr in arrays.items() if name != "tmp"}
 
 

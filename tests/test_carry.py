@@ -116,14 +116,14 @@ def cell():
 
 
 CALLS = [
-    ("gl_carry_kmod:scale", [("f32", (), [1.0, 2.0, 3.0]), ("f32", (), [0.0] * 3)]),
-    ("gl_loaded.by_path:scale_by_path", [("f32", (), [4.0, 5.0]), ("f32", (), [0.0] * 2)]),
-    ("__main__:move", [("f32", (2,), [[0.0, 1.0], [2.0, 3.0]]), ("f32", (), [0.0] * 2), 0.5]),
+    ("gl_carry_kmod:scale", [((), [1.0, 2.0, 3.0]), ((), [0.0] * 3)]),
+    ("gl_loaded.by_path:scale_by_path", [((), [4.0, 5.0]), ((), [0.0] * 2)]),
+    ("__main__:move", [((2,), [[0.0, 1.0], [2.0, 3.0]]), ((), [0.0] * 2), 0.5]),
 ]
 
 
 def run_calls(kernels: dict, calls: list) -> dict:
-    """Call each kernel on fresh ndarrays built from ``calls``; return every array afterwards."""
+    """Call each kernel on fresh f32 ndarrays built from ``calls``; return every array afterwards."""
     results = {}
     for ref, args in calls:
         values = []
@@ -131,7 +131,7 @@ def run_calls(kernels: dict, calls: list) -> dict:
             if isinstance(arg, float):
                 values.append(arg)
                 continue
-            dtype, element, data = arg
+            element, data = arg
             data = np.asarray(data, dtype=np.float32)
             n = data.shape[0]
             arr = ti.Vector.ndarray(element[0], ti.f32, n) if element else ti.ndarray(ti.f32, n)
@@ -149,7 +149,7 @@ def _child_compute(request: dict) -> dict:
     return run_calls(kernels, request["calls"])
 
 
-def test_kernels_compute_the_same_in_a_child(module_kernel, path_kernel, cell):
+def test_kernels_compute_the_same_in_a_child(module_kernel, path_kernel, cell, ti_cpu):
     kernels = [module_kernel, path_kernel, cell["move"]]
     payload = carry_kernels(kernels)
     assert payload.refs == [ref for ref, _ in CALLS]
@@ -157,7 +157,6 @@ def test_kernels_compute_the_same_in_a_child(module_kernel, path_kernel, cell):
     child = run_child("test_carry:_child_compute", {"payload": payload.to_dict(), "calls": CALLS},
                       sys_path=[TESTS])
 
-    ti.init(arch=ti.cpu, cpu_max_num_threads=1)
     here = run_calls({kernel_ref(k): k for k in kernels}, json.loads(json.dumps(CALLS)))
     assert child == here
     assert here["gl_carry_kmod:scale"][1] == [2.0, 4.0, 6.0]
@@ -187,8 +186,7 @@ def test_payload_survives_json():
     assert KernelPayload.from_dict(json.loads(json.dumps(payload.to_dict()))) == payload
 
 
-def test_a_kernel_closing_over_a_field_is_refused():
-    ti.init(arch=ti.cpu)
+def test_a_kernel_closing_over_a_field_is_refused(ti_cpu):
     cell = define_cell(
         "import taichi as ti\n"
         "counts = ti.field(ti.i32, shape=4)\n"

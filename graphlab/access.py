@@ -1,0 +1,625 @@
+"""Which ndarray parameters a kernel reads and writes.
+
+The data-flow graph, the hazard checks and the debugger's "refresh what this dispatch wrote" all need
+to know, per kernel, which buffers it reads and which it writes. Taichi computes this only in its
+SPIR-V code generator, so there are two sources:
+
+- ``"vulkan"``: compile the kernels into a Vulkan AOT module in a child process (the user's own
+  ``ti.init`` stays untouched) and read ``ctx_attribs.arr_access`` from its ``metadata.json``;
+- ``"ast"``: a conservative reading of the kernel's Python source, used when Vulkan is missing or
+  a kernel cannot be compiled alone. Whatever it does not understand counts as read and written.
+
+Textures are not tracked by Taichi: a ``texture`` parameter is READ, an ``rw_texture`` READ_WRITE.
+
+Examples
+--------
+>>> import contextlib
+>>> with contextlib.redirect_stdout(None):  # Taichi prints a banner when first imported
+...     import taichi as ti
+>>> @ti.kernel
+... def axpy(a: ti.f32, x: ti.types.ndarray(ndim=1), y: ti.types.ndarray(ndim=1)):
+...     for i in x:
+...         y[i] += a * x[i]
+>>> dict(kernel_access(axpy, source="ast"))
+{'x': <Access.READ: 1>, 'y': <Access.READ_WRITE: 3>}
+"""
+
+import ast
+import builtins
+import enum
+import hashlib
+import inspect
+import json
+import os
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from graphlab.carry import (
+    CarryError,
+    ChildRunError,
+    carry_kernels,
+    function_source,
+    kernel_ref,
+    load_kernels,
+    referenced_globals,
+    run_child,
+)
+from graphlab.errors import GraphlabError, KernelError, ToolMissingError
+
+__all__ = ["Access", "AccessError", "AccessReport", "ArraySpec", "kernel_access", "kernels_access"]
+
+Source = Literal["auto", "vulkan", "ast"]
+_CACHE_FORMAT = 1
+_MAX_DEPTH = 8
+_CHILD_TIMEOUT_S = 600.0
+_METADATA_ATTRS = frozenset({"shape", "dtype", "element_shape", "ndim"})
+_PURE_METHODS = frozenset({
+    "all", "any", "cast", "cross", "determinant", "dot", "inverse", "max", "min", "norm",
+    "norm_inv", "norm_sqr", "normalized", "outer_product", "sum", "trace", "transpose",
+})  # fmt: skip
+
+
+class Access(enum.IntFlag):
+    """How a kernel uses a buffer parameter; the values are Taichi's own ``arr_access`` flags."""
+
+    NONE = 0
+    READ = 1
+    WRITE = 2
+    READ_WRITE = 3
+
+
+class AccessError(GraphlabError, RuntimeError):
+    """Taichi's compiler could not answer for a kernel (``source="vulkan"`` was asked for)."""
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """The element type and ``ndim`` an ndarray parameter will get, for annotations that leave them open.
+
+    Any object with ``dtype``, ``ndim`` and ``element_shape`` attributes (a graph ``Arg``) works too.
+    """
+
+    dtype: str
+    ndim: int
+    element_shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class AccessReport(Mapping[str, Access]):
+    """Access per buffer parameter of one kernel, and where the answer came from.
+
+    It is a read-only mapping ``{param: Access}``; ``source`` is ``"vulkan"`` or ``"ast"``,
+    ``note`` says why the source code was used where Vulkan was wanted.
+    """
+
+    ref: str
+    params: Mapping[str, Access]
+    source: Literal["vulkan", "ast"]
+    note: str | None = None
+
+    def __getitem__(self, name: str) -> Access:
+        return self.params[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.params)
+
+    def __len__(self) -> int:
+        return len(self.params)
+
+    @property
+    def provenance(self) -> str:
+        """Words for a diagnostic: where the read/write facts come from."""
+        if self.source == "vulkan":
+            return "from Taichi's compiler (Vulkan metadata)"
+        return "inferred from the source code"
+
+
+# ---------------------------------------------------------------- parameters
+def _buffer_params(kernel: Callable[..., Any]) -> dict[str, str]:
+    """``{name: "ndarray" | "texture" | "rw_texture"}`` for the kernel's buffer parameters."""
+    from taichi.types.ndarray_type import NdarrayType
+    from taichi.types.texture_type import RWTextureType, TextureType
+
+    out: dict[str, str] = {}
+    for arg in kernel._primal.arguments:  # type: ignore[attr-defined]
+        if isinstance(arg.annotation, NdarrayType):
+            out[arg.name] = "ndarray"
+        elif isinstance(arg.annotation, RWTextureType):
+            out[arg.name] = "rw_texture"
+        elif isinstance(arg.annotation, TextureType):
+            out[arg.name] = "texture"
+    return out
+
+
+def _texture_access(kind: str) -> Access:
+    return Access.READ if kind == "texture" else Access.READ_WRITE
+
+
+# ---------------------------------------------------------------- source: ast
+def _parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, dict[str, object]]:
+    tree = ast.parse(function_source(fn))
+    fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    return fdef, referenced_globals(fn)
+
+
+def _resolve(expr: ast.expr, scope: Mapping[str, object]) -> object:
+    """The object a call's function expression names (``ti.atomic_add``, ``helper``), or ``None``."""
+    if isinstance(expr, ast.Name):
+        return scope[expr.id] if expr.id in scope else getattr(builtins, expr.id, None)
+    if isinstance(expr, ast.Attribute):
+        base = _resolve(expr.value, scope)
+        if inspect.ismodule(base) or inspect.isclass(base):
+            return getattr(base, expr.attr, None)
+    return None
+
+
+def _module_of(obj: object) -> str:
+    return getattr(obj, "__module__", None) or ""
+
+
+def _by_reference(func: Callable[..., Any], param: str) -> bool:
+    """Whether a ``@ti.func`` parameter aliases its argument (``ti.template()``, ``ti.types.ref``)."""
+    from taichi.types.annotations import template
+    from taichi.types.primitive_types import RefType
+
+    annotation = inspect.signature(func).parameters[param].annotation
+    if annotation is inspect.Parameter.empty:
+        return False
+    return isinstance(annotation, (template, RefType, str))
+
+
+def _callee_param(
+    func: Callable[..., Any], call: ast.Call, arg: ast.expr, kw: ast.keyword | None
+) -> str | None:
+    names = list(inspect.signature(func).parameters)
+    if kw is not None:
+        return kw.arg if kw.arg in names else None
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    pos = next(i for i, a in enumerate(call.args) if a is arg)
+    return names[pos] if pos < len(names) else None
+
+
+def _call_use(call: ast.Call, arg: ast.expr, kw: ast.keyword | None, scope: Mapping[str, object],
+              depth: int, element: bool) -> Access:
+    """Access through passing a buffer (or one of its elements) to a call."""
+    callee = _resolve(call.func, scope)
+    name = getattr(callee, "__name__", "")
+    module = _module_of(callee)
+    if module == "taichi" or module.startswith("taichi."):
+        if name.startswith("atomic_"):
+            return Access.READ_WRITE if call.args and call.args[0] is arg else Access.READ
+        if name == "grouped" and not element:
+            return Access.NONE
+        return Access.READ if element else Access.READ_WRITE
+    if module in ("builtins", "math") and element:
+        return Access.READ
+    if not getattr(callee, "_is_taichi_function", False) or depth >= _MAX_DEPTH:
+        return Access.READ_WRITE
+    func = callee.__wrapped__  # type: ignore[attr-defined]
+    param = _callee_param(func, call, arg, kw)
+    if param is None:
+        return Access.READ_WRITE
+    if element and not _by_reference(func, param):
+        return Access.READ
+    fdef, inner = _parse(callee)  # type: ignore[arg-type]
+    return _uses(fdef, param, inner, depth + 1, element=element)
+
+
+def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str, object], depth: int,
+         element: bool) -> Access:
+    """Access through one load of the name: climb ``x[i].y[j]`` to its top and look at its use."""
+    top: ast.expr = name
+    indexed = element
+    while True:
+        parent = parents.get(top)
+        if isinstance(parent, ast.Subscript) and parent.value is top:
+            top, indexed = parent, True
+            continue
+        if isinstance(parent, ast.Attribute) and parent.value is top:
+            call = parents.get(parent)
+            is_method = isinstance(call, ast.Call) and call.func is parent
+            if not indexed:  # an attribute of the buffer itself
+                if parent.attr in _METADATA_ATTRS:
+                    return Access.NONE
+                return Access.WRITE if is_method and parent.attr == "fill" else Access.READ_WRITE
+            if is_method:
+                return Access.READ if parent.attr in _PURE_METHODS else Access.READ_WRITE
+            top = parent
+            continue
+        break
+    if isinstance(top.ctx, ast.Store):  # type: ignore[attr-defined]
+        holder = parents.get(top)
+        while isinstance(holder, (ast.Tuple, ast.List, ast.Starred)):
+            holder = parents.get(holder)
+        return Access.READ_WRITE if isinstance(holder, ast.AugAssign) else Access.WRITE
+    if isinstance(top.ctx, ast.Del):  # type: ignore[attr-defined]
+        return Access.READ_WRITE
+    parent = parents.get(top)
+    kw = parent if isinstance(parent, ast.keyword) else None
+    if kw is not None:
+        parent = parents.get(kw)
+    if isinstance(parent, ast.Call) and parent.func is not top:
+        return _call_use(parent, top, kw, scope, depth, indexed)
+    if indexed:
+        return Access.READ
+    if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is top:
+        return Access.NONE  # a struct-for over the buffer's shape
+    return Access.READ_WRITE  # aliased, returned, ...: not modelled
+
+
+def _uses(fdef: ast.FunctionDef, name: str, scope: Mapping[str, object], depth: int,
+          *, element: bool = False) -> Access:
+    """Access to ``name`` (a buffer, or an element if ``element``) in a function body."""
+    parents = {child: node for node in ast.walk(fdef) for child in ast.iter_child_nodes(node)}
+    found = Access.NONE
+    for stmt in fdef.body:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Name) or node.id != name:
+                continue
+            if not isinstance(node.ctx, ast.Load):
+                return Access.READ_WRITE  # the name is rebound: an alias we do not follow
+            found |= _use(node, parents, scope, depth, element)
+            if found == Access.READ_WRITE:
+                return found
+    return found
+
+
+def _ast_access(kernel: Callable[..., Any]) -> dict[str, Access]:
+    params = _buffer_params(kernel)
+    fdef, scope = _parse(kernel)
+    return {
+        name: _uses(fdef, name, scope, 0) if kind == "ndarray" else _texture_access(kind)
+        for name, kind in params.items()
+    }
+
+
+# ---------------------------------------------------------------- source: vulkan (child side)
+def _example(annotation: Any, spec: Mapping[str, Any] | None) -> Any:
+    """An ndarray that fits the parameter: the annotation first, the spec for what it leaves open."""
+    import taichi as ti
+    from taichi.lang.matrix import MatrixType, VectorType
+
+    spec = spec or {}
+    dtype = annotation.dtype
+    ndim = annotation.ndim if annotation.ndim is not None else spec.get("ndim", 1)
+    shape = (2,) * ndim
+    base = getattr(ti, spec["dtype"]) if "dtype" in spec else ti.f32
+    element = tuple(spec.get("element_shape", ()))
+    if isinstance(dtype, VectorType):
+        return ti.Vector.ndarray(dtype.n or element[0], dtype.dtype or base, shape)
+    if isinstance(dtype, MatrixType):
+        n, m = (dtype.n, dtype.m) if dtype.n else element
+        return ti.Matrix.ndarray(n, m, dtype.dtype or base, shape)
+    if dtype is not None:
+        return ti.ndarray(dtype, shape)
+    if len(element) == 1:
+        return ti.Vector.ndarray(element[0], base, shape)
+    if len(element) == 2:
+        return ti.Matrix.ndarray(element[0], element[1], base, shape)
+    return ti.ndarray(base, shape)
+
+
+def _template_args(kernel: Callable[..., Any], specs: Mapping[str, Any]) -> dict[str, Any]:
+    import taichi as ti
+    from taichi.types.annotations import template
+    from taichi.types.ndarray_type import NdarrayType
+    from taichi.types.texture_type import TextureType
+
+    args: dict[str, Any] = {}
+    for arg in kernel._primal.arguments:  # type: ignore[attr-defined]
+        if isinstance(arg.annotation, NdarrayType):
+            args[arg.name] = _example(arg.annotation, specs.get(arg.name))
+        elif isinstance(arg.annotation, TextureType):
+            args[arg.name] = ti.Texture(ti.Format.rgba8, (2,) * arg.annotation.num_dimensions)
+        elif isinstance(arg.annotation, template):
+            raise KernelError(f"parameter {arg.name!r} is a ti.template(); it cannot be compiled alone")
+    return args
+
+
+def _vulkan_child(request: Mapping[str, Any]) -> dict[str, Any]:
+    """In the child: compile the kernels for Vulkan and return ``arr_access`` per kernel and arg index."""
+    import taichi as ti
+    from taichi.lang import impl
+
+    kernels = load_kernels(request["payload"])  # before ti.init: a module may call ti.init itself
+    ti.init(arch=ti.vulkan, log_level=ti.WARN)
+    if impl.current_cfg().arch != ti.vulkan:
+        return {"vulkan": False}
+    module = ti.aot.Module(ti.vulkan)
+    names, errors = {}, {}
+    for i, ref in enumerate(request["refs"]):
+        try:
+            examples = _template_args(kernels[ref], request["specs"].get(ref, {}))
+            module.add_kernel(kernels[ref], examples, f"k{i}")
+            names[f"k{i}"] = ref
+        except Exception as exc:  # reported per kernel; the parent falls back or raises
+            errors[ref] = f"{type(exc).__name__}: {str(exc).strip()}"
+    folder = Path(request["workdir"], "aot")
+    folder.mkdir()
+    module.save(str(folder))
+    meta = json.loads((folder / "metadata.json").read_text())
+    access = {}
+    for k in meta["kernels"]:
+        ctx = k["ctx_attribs"]
+        flags = [e for e in ctx["arr_access"] if len(e["key"]) == 1]  # by key: 1.7.4 writes them reversed
+        args = [e for e in ctx["arg_attribs_vec_"] if len(e["key"]) == 1]
+        access[names[k["name"]]] = {
+            "flags": {str(e["key"][0]): e["value"] for e in flags},
+            "names": {str(e["key"][0]): e["value"]["name"] for e in args},
+        }
+    return {"vulkan": True, "access": access, "errors": errors}
+
+
+# ---------------------------------------------------------------- source: vulkan (parent side)
+def _spec_json(spec: Any, where: str) -> dict[str, Any]:
+    """What the child needs of an :class:`ArraySpec`, a graph ``Arg`` or an ndarray, as JSON."""
+    dtype: Any = getattr(spec, "dtype", None)
+    element = tuple(getattr(spec, "element_shape", None) or ())
+    if hasattr(dtype, "n"):  # a vector/matrix type carries the element shape itself
+        element = (dtype.n,) if dtype.ndim == 1 else (dtype.n, dtype.m)
+        dtype = dtype.dtype
+    ndim = getattr(spec, "ndim", None)
+    if ndim is None and hasattr(spec, "shape"):
+        ndim = len(spec.shape)
+    if ndim is None:
+        raise KernelError(f"{where}: {spec!r} gives no ndim; pass ArraySpec(dtype, ndim, element_shape)")
+    out: dict[str, Any] = {"ndim": int(ndim), "element_shape": [int(d) for d in element]}
+    if dtype is not None:
+        out["dtype"] = dtype if isinstance(dtype, str) else dtype.to_string()
+    return out
+
+
+def _from_metadata(kernel: Callable[..., Any], entry: Mapping[str, Any]) -> dict[str, Access]:
+    """Map Vulkan's ``{arg index: flags}`` to parameter names: the index is the parameter's position."""
+    out: dict[str, Access] = {}
+    kinds = _buffer_params(kernel)
+    for index, arg in enumerate(kernel._primal.arguments):  # type: ignore[attr-defined]
+        kind = kinds.get(arg.name)
+        if kind is None:
+            continue
+        if kind != "ndarray":
+            out[arg.name] = _texture_access(kind)
+            continue
+        meta_name = entry["names"].get(str(index))
+        if meta_name not in (arg.name, "_" + arg.name):
+            raise AccessError(
+                f"kernel {kernel_ref(kernel)}: Vulkan metadata names argument {index} {meta_name!r}, "
+                f"expected {arg.name!r}; this Taichi version lays out metadata.json differently: use "
+                "source='ast'"
+            )
+        out[arg.name] = Access(entry["flags"].get(str(index), Access.READ_WRITE))
+    return out
+
+
+def _vulkan_access(kernels: list[Callable[..., Any]], specs: Mapping[str, Mapping[str, Any]]
+                   ) -> tuple[dict[str, dict[str, Access]], dict[str, str]]:
+    """Run one child for all ``kernels``: access per ref, and the Taichi error per failed ref."""
+    refs = [kernel_ref(k) for k in kernels]
+    request = {
+        "payload": carry_kernels(kernels).to_dict(),
+        "refs": refs,
+        "specs": {r: _specs_json(r, specs.get(r)) for r in refs},
+    }
+    start = time.perf_counter()
+    answer = run_child("graphlab.access:_vulkan_child", request, timeout=_CHILD_TIMEOUT_S)
+    _STATE["last_child_s"] = time.perf_counter() - start
+    if not answer["vulkan"]:
+        raise ToolMissingError(
+            "Vulkan is not available (ti.init(arch=ti.vulkan) fell back to another arch); install a "
+            "Vulkan driver, e.g. on Debian: apt-get install mesa-vulkan-drivers libvulkan1"
+        )
+    by_ref = {kernel_ref(k): k for k in kernels}
+    access = {ref: _from_metadata(by_ref[ref], entry) for ref, entry in answer["access"].items()}
+    return access, answer["errors"]
+
+
+# ---------------------------------------------------------------- caches
+_MEMO: dict[str, dict[str, Access]] = {}  # fingerprint -> Vulkan's answer
+_NO_VULKAN: dict[str, str] = {}  # fingerprint + specs -> why Vulkan could not answer
+_STATE: dict[str, Any] = {"broken": None, "last_child_s": None}
+
+
+def _fingerprint(kernel: Callable[..., Any]) -> str:
+    """sha256 of the kernel's source, the ``@ti.func``'s and constants it uses, and Taichi's version."""
+    import taichi as ti
+
+    digest = hashlib.sha256(f"graphlab-access/{_CACHE_FORMAT}/taichi-{ti.__version__}\n".encode())
+    todo, seen = [kernel], set()
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        digest.update(function_source(fn).encode())
+        for name, value in sorted(referenced_globals(fn).items()):
+            if getattr(value, "_is_taichi_function", False) and not _module_of(value).startswith("taichi"):
+                todo.append(value)  # type: ignore[arg-type]
+            plain = isinstance(value, (bool, int, float, str, tuple))
+            line = f"\n{name}={value!r}" if plain else f"\n{name}:{type(value).__name__}"
+            digest.update(line.encode())
+    return digest.hexdigest()
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "graphlab" / "access"
+
+
+def _disk_get(key: str) -> dict[str, Access] | None:
+    try:
+        data = json.loads((_cache_dir() / f"{key}.json").read_text())
+        if data.get("format") != _CACHE_FORMAT:
+            return None
+        return {name: Access(flags) for name, flags in data["params"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _disk_put(key: str, ref: str, params: Mapping[str, Access]) -> None:
+    """Write one entry atomically (temp file + rename); a read-only cache folder is not an error."""
+    folder = _cache_dir()
+    record = {"format": _CACHE_FORMAT, "ref": ref, "params": {k: int(v) for k, v in params.items()}}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f)
+        Path(tmp).replace(folder / f"{key}.json")
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- public API
+def kernels_access(
+    kernels: Iterable[Callable[..., Any]],
+    *,
+    source: Source = "auto",
+    arg_specs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, AccessReport]:
+    """Access per buffer parameter for several kernels, with one Vulkan child for all of them.
+
+    Parameters
+    ----------
+    kernels
+        ``@ti.kernel`` functions (from modules or notebook cells).
+    source
+        ``"vulkan"``: Taichi's compiler, or an error; ``"ast"``: the source code only; ``"auto"``:
+        Vulkan where it can answer, the source code elsewhere (a warning the first time Vulkan fails).
+    arg_specs
+        ``{ref: {param: ArraySpec}}`` for ndarray parameters whose annotation leaves the dtype,
+        element shape or ndim open; without it, they are compiled as scalar ``f32``.
+
+    Returns
+    -------
+    dict
+        ``{"module:qualname": AccessReport}``, in the order of ``kernels``.
+    """
+    if source not in ("auto", "vulkan", "ast"):
+        raise ValueError(f"source={source!r}: expected 'auto', 'vulkan' or 'ast'")
+    kernels = list({kernel_ref(_check_kernel(k)): k for k in kernels}.values())
+    answers: dict[str, tuple[dict[str, Access] | None, str | None]] = {}
+    if source != "ast":
+        keys = {kernel_ref(k): _fingerprint(k) for k in kernels}
+        answers = _vulkan_answers(kernels, keys, arg_specs or {}, strict=source == "vulkan")
+    reports = {}
+    for k in kernels:
+        ref = kernel_ref(k)
+        params, note = answers.get(ref, (None, None))
+        if params is not None:
+            reports[ref] = AccessReport(ref, params, "vulkan")
+        else:
+            reports[ref] = AccessReport(ref, _ast_access(k), "ast", note)
+    return reports
+
+
+def kernel_access(
+    kernel: Callable[..., Any],
+    *,
+    source: Source = "auto",
+    arg_specs: Mapping[str, Any] | None = None,
+) -> AccessReport:
+    """Access per buffer parameter of one kernel: a mapping ``{param: Access}`` with a ``source``.
+
+    ``arg_specs`` is ``{param: ArraySpec}``; see :func:`kernels_access`.
+    """
+    ref = kernel_ref(_check_kernel(kernel))
+    specs = {ref: arg_specs} if arg_specs else None
+    return kernels_access([kernel], source=source, arg_specs=specs)[ref]
+
+
+def _check_kernel(kernel: Any) -> Callable[..., Any]:
+    if not getattr(kernel, "_is_wrapped_kernel", False):
+        raise KernelError(f"{kernel!r} is not a @ti.kernel: decorate it with @ti.kernel")
+    return kernel  # type: ignore[no-any-return]
+
+
+def _vulkan_answers(kernels: list[Callable[..., Any]], keys: Mapping[str, str],
+                    specs: Mapping[str, Mapping[str, Any]], *, strict: bool
+                    ) -> dict[str, tuple[dict[str, Access] | None, str | None]]:
+    """Vulkan's answer per ref from the caches or one child; ``(None, why)`` where it has none."""
+    out: dict[str, tuple[dict[str, Access] | None, str | None]] = {}
+    todo = []
+    for k in kernels:
+        ref, key = kernel_ref(k), keys[kernel_ref(k)]
+        cached = _MEMO[key] if key in _MEMO else _disk_get(key)
+        if cached is not None:
+            _MEMO[key] = cached
+            out[ref] = (dict(cached), None)
+        elif not strict and _failure_key(key, ref, specs.get(ref)) in _NO_VULKAN:
+            out[ref] = (None, _NO_VULKAN[_failure_key(key, ref, specs.get(ref))])
+        else:
+            todo.append(k)
+    if not todo:
+        return out
+    if not strict and _STATE["broken"] is not None:
+        return out | {kernel_ref(k): (None, _STATE["broken"]) for k in todo}
+    carriable = []
+    for k in todo:
+        try:
+            carry_kernels([k])
+            carriable.append(k)
+        except CarryError as exc:
+            if strict:
+                raise
+            out[kernel_ref(k)] = (None, f"cannot be compiled in a child process: {exc}")
+    try:
+        access, errors = _vulkan_access(carriable, specs) if carriable else ({}, {})
+    except (ChildRunError, ToolMissingError, AccessError) as exc:
+        if strict:
+            raise
+        _STATE["broken"] = f"the Vulkan child process failed: {str(exc).splitlines()[0]}"
+        warnings.warn(
+            f"graphlab: {_STATE['broken']}; read/write access is inferred from the source code instead "
+            "(conservative: unknown uses count as read and written)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return out | {kernel_ref(k): (None, _STATE["broken"]) for k in carriable}
+    for k in carriable:
+        ref, key = kernel_ref(k), keys[kernel_ref(k)]
+        if ref in access:
+            _MEMO[key] = access[ref]
+            _disk_put(key, ref, access[ref])
+            out[ref] = (dict(access[ref]), None)
+            continue
+        why = f"Taichi could not compile it for Vulkan: {errors.get(ref, 'no metadata')}"
+        open_params = [p for p in _open_params(k) if p not in specs.get(ref, {})]
+        hint = (f"parameters {', '.join(open_params)} leave the dtype or ndim open: pass arg_specs"
+                if open_params else "use source='ast'")
+        if strict:
+            raise AccessError(f"kernel {ref}: {why}\n{hint}")
+        _NO_VULKAN[_failure_key(key, ref, specs.get(ref))] = f"{why}\n{hint}"
+        out[ref] = (None, f"{why}\n{hint}")
+    return out
+
+
+def _open_params(kernel: Callable[..., Any]) -> list[str]:
+    """The ndarray parameters whose annotation leaves the dtype (or its shape) or ndim open."""
+    from taichi.lang.matrix import MatrixType
+
+    out = []
+    for arg in kernel._primal.arguments:  # type: ignore[attr-defined]
+        dtype = getattr(arg.annotation, "dtype", 0)
+        if _buffer_params(kernel).get(arg.name) == "ndarray" and (
+            dtype is None or arg.annotation.ndim is None
+            or (isinstance(dtype, MatrixType) and (dtype.n is None or dtype.dtype is None))
+        ):
+            out.append(arg.name)
+    return out
+
+
+def _specs_json(ref: str, specs: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {p: _spec_json(spec, f"arg_specs[{ref!r}][{p!r}]") for p, spec in (specs or {}).items()}
+
+
+def _failure_key(key: str, ref: str, specs: Mapping[str, Any] | None) -> str:
+    return key + json.dumps(_specs_json(ref, specs), sort_keys=True)

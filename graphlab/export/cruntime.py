@@ -1,0 +1,696 @@
+"""Run an exported module through Taichi's C runtime, from Python, "as deployed".
+
+A module that ``gl.export`` wrote is meant for a C host. Running it here through the same C library
+(``libtaichi_c_api.so`` from the taichi wheel, bound with :mod:`ctypes`) shows that the shipped
+files compute what the notebook computed, with no Taichi Python frontend in the loop: taichi is
+located with :func:`importlib.util.find_spec` and never imported.
+
+Every value is checked against ``manifest.json`` before anything is launched, and every C call is
+followed by ``ti_get_last_error``; a failure names the call, the error code and Taichi's message.
+
+>>> import graphlab as gl                                              # doctest: +SKIP
+>>> update = gl.load_module("out/mpm88").graphs["update"]              # doctest: +SKIP
+>>> update.run(x=x, v=v, dt=1e-4)  # x and v (numpy) now hold the results  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import difflib
+import hashlib
+import importlib.util
+import json
+import os
+import weakref
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
+from graphlab.export.errors import CRuntimeError, ManifestError, UnknownGraphError
+from graphlab.spec import ARG_KINDS, DTYPE_BYTES, NUMPY_DTYPES, ROLES
+
+__all__ = ["ArgSpec", "Graph", "GraphSpec", "Manifest", "Module", "load_module", "read_manifest"]
+
+# Enumerations of taichi/taichi_core.h (C-API 1.7).
+TI_ARCH = {"vulkan": 1, "cuda": 3, "x64": 4}
+TI_DATA_TYPE = {"f16": 0, "f32": 1, "f64": 2, "i8": 3, "i16": 4, "i32": 5, "i64": 6,
+                "u8": 8, "u16": 9, "u32": 10, "u64": 11}  # fmt: skip
+ARG_I32, ARG_F32, ARG_NDARRAY, ARG_SCALAR, ARG_TENSOR = 0, 1, 2, 4, 5
+#: How a scalar of each dtype crosses the 1.7.4 C-API: I32/F32 for 32-bit values; SCALAR takes only
+#: 16-bit types (f32 through it gives -6), and Taichi's graphs refuse f16 scalars anyway.
+SCALAR_PASSING = {"f32": ARG_F32, "i32": ARG_I32, "i16": ARG_SCALAR, "u16": ARG_SCALAR}
+#: Files ``ti_load_aot_module`` reads per arch; the x64 loader segfaults on a folder without them.
+MODULE_FILES = {"x64": ("metadata.tcb", "graphs.tcb"), "cuda": ("metadata.tcb", "graphs.tcb"),
+                "vulkan": ("metadata.json", "graphs.json")}  # fmt: skip
+ARCH_HINTS = {
+    "x64": "",
+    "vulkan": "; is a Vulkan driver installed? On a CPU: apt-get install mesa-vulkan-drivers libvulkan1",
+    "cuda": "; is an NVIDIA GPU and its driver present? Else export for vulkan or x64",
+}
+MANIFEST_FORMAT = "graphlab.module/1"
+
+# --- manifest.json --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One graph arg as ``manifest.json`` records it (the fields of :class:`graphlab.spec.Arg`)."""
+
+    name: str
+    kind: str
+    dtype: str | None
+    ndim: int = 0
+    element_shape: tuple[int, ...] = ()
+    role: str = "state"
+    shape: tuple[int | str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    name: str
+    args: tuple[ArgSpec, ...]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A checked ``manifest.json``; ``slots`` maps each planned slot to the temps sharing it."""
+
+    folder: Path
+    arch: str
+    taichi_version: str
+    graphs: tuple[GraphSpec, ...]
+    dims: dict[str, int]
+    slots: dict[int, tuple[str, ...]]
+    files: dict[str, str]
+
+
+class _Reader:
+    """Typed access to parsed JSON that names the JSON path of a bad field."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = str(file)
+
+    def fail(self, path: str, message: str) -> ManifestError:
+        return ManifestError(f"{message}; re-export the module or fix manifest.json", file=self.file, json_path=path)
+
+    def get(self, obj: Any, path: str, key: str, kind: Any, default: Any = ...) -> Any:
+        if not isinstance(obj, dict):
+            raise self.fail(path, f"expected an object, got {obj!r}")
+        if key not in obj and default is not ...:
+            return default
+        value = obj.get(key)
+        if key not in obj or not isinstance(value, kind) or isinstance(value, bool):
+            raise self.fail(f"{path}.{key}", f"expected {getattr(kind, '__name__', kind)}, got {value!r}")
+        return value
+
+    def choice(self, obj: Any, path: str, key: str, allowed: tuple[str | None, ...], default: Any = ...) -> Any:
+        value = self.get(obj, path, key, (str, type(None)), default)
+        if value not in allowed:
+            raise self.fail(f"{path}.{key}", f"{value!r} is not one of {', '.join(map(str, allowed))}")
+        return value
+
+    def dims(self, values: list[Any], path: str, *, names: bool) -> tuple[Any, ...]:
+        for i, v in enumerate(values):
+            if not (isinstance(v, str) and names) and (type(v) is not int or v < 0):
+                raise self.fail(f"{path}[{i}]", f"expected a non-negative int{' or a dim name' * names}, got {v!r}")
+        return tuple(values)
+
+    def arg(self, obj: Any, path: str) -> ArgSpec:
+        kind = self.choice(obj, path, "kind", ARG_KINDS)
+        typed = kind in ("scalar", "ndarray", "matrix")
+        shape = self.get(obj, path, "shape", (list, type(None)), None)
+        ndim = self.get(obj, path, "ndim", int, 0)
+        if shape is not None and len(shape) != ndim:
+            raise self.fail(f"{path}.shape", f"{shape!r} has {len(shape)} dims but ndim is {ndim}")
+        return ArgSpec(
+            name=self.get(obj, path, "name", str),
+            kind=kind,
+            dtype=self.choice(obj, path, "dtype", tuple(NUMPY_DTYPES) if typed else (None, *NUMPY_DTYPES), None),
+            ndim=ndim,
+            element_shape=self.dims(
+                self.get(obj, path, "element_shape", list, []), f"{path}.element_shape", names=False
+            ),
+            role=self.choice(obj, path, "role", ROLES, "state"),
+            shape=None if shape is None else self.dims(shape, f"{path}.shape", names=True),
+        )
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """Read and check ``folder/manifest.json`` (plain data: nothing in it is executed)."""
+    file = folder / "manifest.json"
+    r = _Reader(file)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ManifestError(f"missing; pass the folder gl.export wrote, not {folder}", file=str(file)) from e
+    except (OSError, ValueError) as e:
+        raise r.fail("$", f"not readable JSON ({e})") from e
+    r.choice(data, "$", "format", (MANIFEST_FORMAT,))
+    graphs = []
+    for i, g in enumerate(r.get(data, "$", "graphs", list)):
+        where = f"$.graphs[{i}]"
+        args = r.get(g, where, "args", list)
+        graphs.append(
+            GraphSpec(
+                r.get(g, where, "name", str),
+                tuple(r.arg(a, f"{where}.args[{j}]") for j, a in enumerate(args)),
+            )
+        )
+    slots = {}
+    for i, s in enumerate(r.get(r.get(data, "$", "memory_plan", dict, {}), "$.memory_plan", "slots", list, [])):
+        slots[r.get(s, f"$.memory_plan.slots[{i}]", "slot", int)] = tuple(
+            r.get(s, f"$.memory_plan.slots[{i}]", "args", list)
+        )
+    dims = r.get(data, "$", "dims", dict, {})
+    for name, size in dims.items():
+        r.dims([size], f"$.dims.{name}", names=False)
+    if len({g.name for g in graphs}) != len(graphs):
+        raise r.fail("$.graphs", f"graph names repeat: {[g.name for g in graphs]}")
+    return Manifest(
+        folder=folder,
+        arch=r.choice(data, "$", "arch", tuple(TI_ARCH)),
+        taichi_version=r.get(data, "$", "taichi_version", str),
+        graphs=tuple(graphs),
+        dims=dict(dims),
+        slots=slots,
+        files=dict(r.get(data, "$", "files", dict, {})),
+    )
+
+
+def check_module_files(manifest: Manifest, c_api_version: int) -> None:
+    """Refuse a module folder that would crash or mislead the C runtime, before it is loaded.
+
+    ``module/`` must hold what the arch's loader reads, every file in ``files`` must be there with
+    its recorded sha256, and the module must come from the runtime's Taichi minor version (1.7.x
+    modules load only into a 1.7.x runtime).
+    """
+    folder, r = manifest.folder, _Reader(manifest.folder / "manifest.json")
+    have = f"{c_api_version // 1_000_000}.{c_api_version // 1000 % 1000}"
+    if not manifest.taichi_version.startswith(have + "."):
+        fix = f"export with this taichi, or install taichi=={manifest.taichi_version}"
+        raise r.fail("$.taichi_version", f"{manifest.taichi_version} is not the C runtime's {have}.x; {fix}")
+    for name in MODULE_FILES[manifest.arch]:
+        if not (folder / "module" / name).is_file():
+            raise r.fail("$.arch", f"{folder / 'module' / name} is missing, so module/ is no {manifest.arch} module")
+    for name, digest in manifest.files.items():
+        path = folder / name
+        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise r.fail(f"$.files[{name!r}]", f"{path} is {'changed' if path.is_file() else 'missing'} since export")
+
+
+# --- the C library ------------------------------------------------------------------------------
+
+
+class TiNdShape(ctypes.Structure):
+    _fields_ = [("dim_count", ctypes.c_uint32), ("dims", ctypes.c_uint32 * 16)]
+
+
+class TiNdArray(ctypes.Structure):
+    _fields_ = [("memory", ctypes.c_void_p), ("shape", TiNdShape), ("elem_shape", TiNdShape),
+                ("elem_type", ctypes.c_uint32)]  # fmt: skip
+
+
+class TiScalarValue(ctypes.Union):
+    _fields_ = [
+        ("x8", ctypes.c_uint8),
+        ("x16", ctypes.c_uint16),
+        ("x32", ctypes.c_uint32),
+        ("x64", ctypes.c_uint64),
+    ]
+
+
+class TiScalar(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_uint32), ("value", TiScalarValue)]
+
+
+class TiTensorValueWithLength(ctypes.Structure):  # TiTensorValue (a union of arrays) as 16 x u64
+    _fields_ = [("length", ctypes.c_uint32), ("data", ctypes.c_uint64 * 16)]
+
+
+class TiTensor(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_uint32), ("contents", TiTensorValueWithLength)]
+
+
+class TiArgumentValue(ctypes.Union):  # TiTexture left out: smaller than TiNdArray, so the size holds
+    _fields_ = [("i32", ctypes.c_int32), ("f32", ctypes.c_float), ("ndarray", TiNdArray),
+                ("scalar", TiScalar), ("tensor", TiTensor)]  # fmt: skip
+
+
+class TiArgument(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_uint32), ("value", TiArgumentValue)]
+
+
+class TiNamedArgument(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("argument", TiArgument)]
+
+
+class TiMemoryAllocateInfo(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint64), ("host_write", ctypes.c_uint32), ("host_read", ctypes.c_uint32),
+                ("export_sharing", ctypes.c_uint32), ("usage", ctypes.c_uint32)]  # fmt: skip
+
+
+class TiMemorySlice(ctypes.Structure):
+    _fields_ = [("memory", ctypes.c_void_p), ("offset", ctypes.c_uint64), ("size", ctypes.c_uint64)]
+
+
+_P, _H, _U32 = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint32
+_SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "ti_get_version": (_U32, []),
+    "ti_get_last_error": (ctypes.c_int32, [_P(ctypes.c_uint64), ctypes.c_char_p]),
+    "ti_set_last_error": (None, [ctypes.c_int32, ctypes.c_char_p]),
+    "ti_create_runtime": (_H, [_U32, _U32]),
+    "ti_destroy_runtime": (None, [_H]),
+    "ti_allocate_memory": (_H, [_H, _P(TiMemoryAllocateInfo)]),
+    "ti_free_memory": (None, [_H, _H]),
+    "ti_map_memory": (_H, [_H, _H]),
+    "ti_unmap_memory": (None, [_H, _H]),
+    "ti_copy_memory_device_to_device": (None, [_H, _P(TiMemorySlice), _P(TiMemorySlice)]),
+    "ti_load_aot_module": (_H, [_H, ctypes.c_char_p]),
+    "ti_destroy_aot_module": (None, [_H]),
+    "ti_get_aot_module_compute_graph": (_H, [_H, ctypes.c_char_p]),
+    "ti_launch_compute_graph": (None, [_H, _H, _U32, _P(TiNamedArgument)]),
+    "ti_wait": (None, [_H]),
+}
+
+
+def taichi_c_api_dir() -> Path:
+    """The wheel's ``taichi/_lib/c_api`` folder (headers, library, LLVM runtime), without importing taichi."""
+    spec = importlib.util.find_spec("taichi")
+    if spec is None or not spec.submodule_search_locations:
+        raise GraphlabError("the taichi wheel is not installed in this Python; run: pip install taichi==1.7.4")
+    return Path(next(iter(spec.submodule_search_locations))) / "_lib" / "c_api"
+
+
+class CApi:
+    """``libtaichi_c_api.so`` with typed functions and a ``call`` that checks ``ti_get_last_error``."""
+
+    def __init__(self, library: Path) -> None:
+        self.lib = ctypes.CDLL(str(library))
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            fn = getattr(self.lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+
+    def last_error(self) -> tuple[int, str]:
+        size = ctypes.c_uint64(0)
+        code = int(self.lib.ti_get_last_error(ctypes.byref(size), None))  # asks for the message size
+        buf = ctypes.create_string_buffer(int(size.value) + 1)
+        self.lib.ti_get_last_error(ctypes.byref(ctypes.c_uint64(len(buf))), buf)
+        return code, buf.value.decode(errors="replace")
+
+    def call(self, name: str, *args: Any, hint: str = "") -> Any:
+        """Call ``name``; raise :class:`CRuntimeError` if it set an error or returned a null handle.
+
+        The error is cleared first: 1.7.4 keeps the last error until the next failure, so a stale
+        one would be blamed on a call that succeeded.
+        """
+        self.lib.ti_set_last_error(0, None)
+        out = getattr(self.lib, name)(*args)
+        code, detail = self.last_error()
+        if code < 0 or (out is None and _SIGNATURES[name][0] is _H):
+            self.lib.ti_set_last_error(0, None)
+            raise CRuntimeError(name, code, detail or "returned a null handle", hint)
+        return out
+
+
+_API: list[CApi] = []
+
+
+def c_api() -> CApi:
+    """Load the C library once per process; ``TI_LIB_DIR`` must name its LLVM runtime for x64."""
+    if not _API:
+        root = taichi_c_api_dir()
+        library = root / "lib" / "libtaichi_c_api.so"
+        if not library.is_file():
+            raise GraphlabError(f"{library} is missing; run: pip install --force-reinstall taichi==1.7.4")
+        # ti_create_runtime(x64) loads runtime_x64.bc from there and fails without it.
+        os.environ["TI_LIB_DIR"] = str(root / "runtime")
+        _API.append(CApi(library))
+    return _API[0]
+
+
+# --- device memory -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Buffer:
+    memory: int
+    nbytes: int
+    staging: int | None  # host-visible twin where device memory cannot be mapped
+
+
+class _Memory:
+    """Allocations of one runtime, and copies between them and numpy arrays.
+
+    The LLVM archs map their memory directly (x64 memory is host memory; CUDA's map copies through
+    a host buffer) and answer ``ti_copy_memory_device_to_device`` with "Not supported". On Vulkan,
+    device-local memory cannot be mapped on a real GPU, so each buffer has a host-visible staging
+    twin and copies go through ``ti_copy_memory_device_to_device``, queued in order with launches.
+    """
+
+    def __init__(self, api: CApi, runtime: int, arch: str) -> None:
+        self.api, self.runtime, self.arch, self.direct = api, runtime, arch, arch in ("x64", "cuda")
+
+    def _allocate(self, nbytes: int, *, host: bool) -> int:
+        info = TiMemoryAllocateInfo(max(nbytes, 4), host, host, 0, 1)  # usage: TI_MEMORY_USAGE_STORAGE_BIT
+        return self.api.call("ti_allocate_memory", self.runtime, ctypes.byref(info))
+
+    def buffer(self, nbytes: int) -> _Buffer:
+        staging = None if self.direct else self._allocate(nbytes, host=True)
+        return _Buffer(self._allocate(nbytes, host=self.direct), nbytes, staging)
+
+    def free(self, buf: _Buffer) -> None:
+        if self.arch == "x64":  # 1.7.4 cannot free x64 memory ("Not supported"): it goes with the runtime
+            return
+        for memory in (buf.memory, buf.staging):
+            if memory is not None:
+                self.api.call("ti_free_memory", self.runtime, memory)
+
+    def _host_copy(self, memory: int | None, array: np.ndarray, *, to_device: bool) -> None:
+        ptr = self.api.call("ti_map_memory", self.runtime, memory)
+        try:
+            dst, src = (ptr, array.ctypes.data) if to_device else (array.ctypes.data, ptr)
+            ctypes.memmove(dst, src, array.nbytes)
+        finally:
+            self.api.call("ti_unmap_memory", self.runtime, memory)
+
+    def _device_copy(self, buf: _Buffer, nbytes: int, *, to_device: bool) -> None:
+        device, staging = TiMemorySlice(buf.memory, 0, nbytes), TiMemorySlice(buf.staging, 0, nbytes)
+        dst, src = (device, staging) if to_device else (staging, device)
+        self.api.call("ti_copy_memory_device_to_device", self.runtime, ctypes.byref(dst), ctypes.byref(src))
+
+    def upload(self, buf: _Buffer, array: np.ndarray) -> None:
+        """Copy a C-contiguous array in; ordered before later launches. One upload per buffer per wait."""
+        self._host_copy(buf.memory if self.direct else buf.staging, array, to_device=True)
+        if not self.direct:
+            self._device_copy(buf, array.nbytes, to_device=True)
+
+    def queue_download(self, buf: _Buffer, nbytes: int) -> None:
+        if not self.direct:
+            self._device_copy(buf, nbytes, to_device=False)
+
+    def download(self, buf: _Buffer, out: np.ndarray) -> None:
+        """Read a buffer after ``queue_download`` and ``ti_wait``."""
+        self._host_copy(buf.memory if self.direct else buf.staging, out, to_device=False)
+
+
+# --- checking values ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Bound:
+    """The values of one run, checked: numpy ndarrays, full shapes (temps too), scalars."""
+
+    arrays: dict[str, np.ndarray]
+    shapes: dict[str, tuple[int, ...]]
+    scalars: dict[str, np.ndarray]
+
+
+def _fail(graph: GraphSpec, arg: ArgSpec, message: str) -> GraphRunError:
+    return GraphRunError(f"graph {graph.name!r}, arg {arg.name!r}: {message}", arg=arg.name)
+
+
+def _check_names(graph: GraphSpec, values: Mapping[str, Any]) -> None:
+    known = [a.name for a in graph.args]
+    for name in values:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, 1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise GraphRunError(
+                f"graph {graph.name!r} has no arg {name!r}; {hint}its args: {', '.join(known)}", arg=name
+            )
+    missing = [a.name for a in graph.args if a.name not in values and a.role != "temp"]
+    if missing:
+        example = ", ".join(f"{m}=..." for m in missing)
+        message = f"graph {graph.name!r}: no value for {', '.join(missing)}; pass every arg but temps"
+        raise GraphRunError(f"{message}: run({example})", arg=missing[0])
+
+
+def _check_array(graph: GraphSpec, arg: ArgSpec, value: Any, dims: dict[str, tuple[int, str]]) -> np.ndarray:
+    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+    if not isinstance(value, np.ndarray):
+        raise _fail(graph, arg, f"expected a numpy array of {want}, got {type(value).__name__}; pass np.asarray(...)")
+    if value.dtype != want:
+        fix = f"pass {arg.name}.astype(np.{want}) (results are written back in place, so nothing is cast)"
+        raise _fail(graph, arg, f"expected dtype {want} ({arg.dtype}), got {value.dtype}; {fix}")
+    esh = arg.element_shape
+    if value.ndim != arg.ndim + len(esh) or value.shape[arg.ndim :] != esh:
+        want_shape = f"{arg.ndim} dims" + (f" then the element shape {esh}" if esh else "")
+        raise _fail(graph, arg, f"expected {want_shape}, got shape {value.shape}")
+    if not value.flags.writeable:
+        raise _fail(graph, arg, "the array is read-only, but results are copied into it; pass np.array(value)")
+    for axis, (size, dim) in enumerate(zip(value.shape, arg.shape or ())):
+        seen = (
+            (dim, "manifest.json")
+            if isinstance(dim, int)
+            else dims.setdefault(dim, (size, f"{arg.name}.shape[{axis}]"))
+        )
+        if seen[0] != size:
+            name = f"dim {dim!r} " if isinstance(dim, str) else ""
+            raise _fail(
+                graph,
+                arg,
+                f"shape[{axis}] is {size}, but {name}is {seen[0]} from {seen[1]}; sizes must agree",
+            )
+    return value
+
+
+def _check_scalar(graph: GraphSpec, arg: ArgSpec, value: Any) -> np.ndarray:
+    """A scalar or matrix value as an array of the arg's dtype, with ti.graph's casting rules.
+
+    A float arg takes ints and floats; an int arg refuses floats (as ``ti.graph`` does) and ints out
+    of range (rather than wrapping).
+    """
+    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+    if arg.kind == "scalar" and arg.dtype not in SCALAR_PASSING:
+        fix = f"export it as {', '.join(SCALAR_PASSING)} or as a 1-element ndarray"
+        raise _fail(graph, arg, f"a {arg.dtype} scalar cannot cross Taichi 1.7.4's C-API; {fix}")
+    got = np.asarray(value)
+    if got.dtype.kind not in "iuf" or (want.kind in "iu" and got.dtype.kind == "f"):
+        raise _fail(
+            graph,
+            arg,
+            f"expected {'an int' if want.kind in 'iu' else 'a number'} ({arg.dtype}), got {value!r}",
+        )
+    shape = arg.element_shape if arg.kind == "matrix" else ()
+    if got.shape != shape:
+        raise _fail(graph, arg, f"expected shape {shape}, got {got.shape}")
+    if want.kind in "iu" and got.size and (got.min() < np.iinfo(want).min or got.max() > np.iinfo(want).max):
+        raise _fail(graph, arg, f"{value!r} does not fit {arg.dtype}")
+    return got.astype(want)
+
+
+def _temp_shape(graph: GraphSpec, arg: ArgSpec, dims: Mapping[str, int]) -> tuple[int, ...]:
+    if arg.shape is None:
+        raise _fail(graph, arg, "a temp with no shape in manifest.json cannot be allocated; pass it as a value")
+    for dim in arg.shape:
+        if isinstance(dim, str) and dim not in dims:
+            fix = f"pass {arg.name}=np.zeros(...) or a value that sets {dim!r}"
+            raise _fail(graph, arg, f"dim {dim!r} has no value and no default in manifest.json 'dims'; {fix}")
+    return (*(d if isinstance(d, int) else dims[d] for d in arg.shape), *arg.element_shape)
+
+
+def bind_values(graph: GraphSpec, values: Mapping[str, Any], default_dims: Mapping[str, int]) -> _Bound:
+    """Check ``values`` against a graph of the manifest; raise GraphRunError before any launch."""
+    _check_names(graph, values)
+    dims: dict[str, tuple[int, str]] = {}
+    bound = _Bound({}, {}, {})
+    for arg in graph.args:
+        if arg.kind in ("texture", "rw_texture"):
+            raise _fail(graph, arg, "textures cannot be passed through load_module yet; run the graph from Python")
+        if arg.kind == "ndarray" and arg.name in values:
+            bound.arrays[arg.name] = _check_array(graph, arg, values[arg.name], dims)
+            bound.shapes[arg.name] = bound.arrays[arg.name].shape
+        elif arg.kind != "ndarray":
+            bound.scalars[arg.name] = _check_scalar(graph, arg, values[arg.name])
+    sizes = {**default_dims, **{name: size for name, (size, _) in dims.items()}}
+    for arg in graph.args:
+        if arg.kind == "ndarray" and arg.name not in values:
+            bound.shapes[arg.name] = _temp_shape(graph, arg, sizes)
+    return bound
+
+
+def _fill(named: TiNamedArgument, arg: ArgSpec, value: Any) -> None:
+    """Fill one TiNamedArgument: ``value`` is ``(memory, shape)`` for an ndarray, else an array."""
+    named.name, a, dtype = arg.name.encode(), named.argument, TI_DATA_TYPE[arg.dtype or "f32"]
+    if arg.kind == "ndarray":
+        a.type, nd = ARG_NDARRAY, a.value.ndarray
+        nd.memory, nd.elem_type = value[0], dtype
+        nd.shape.dim_count, nd.elem_shape.dim_count = arg.ndim, len(arg.element_shape)
+        nd.shape.dims[: arg.ndim] = value[1][: arg.ndim]
+        nd.elem_shape.dims[: len(arg.element_shape)] = arg.element_shape
+    elif arg.kind == "matrix":  # row-major values packed at the dtype's width
+        a.type, a.value.tensor.type, a.value.tensor.contents.length = ARG_TENSOR, dtype, value.size
+        ctypes.memmove(a.value.tensor.contents.data, value.tobytes(), value.nbytes)
+    else:
+        a.type = SCALAR_PASSING[arg.dtype or "f32"]
+        if a.type == ARG_F32:
+            a.value.f32 = float(value)
+        elif a.type == ARG_I32:
+            a.value.i32 = int(value)
+        else:
+            a.value.scalar.type, a.value.scalar.value.x16 = dtype, int(value.view(np.uint16))
+
+
+# --- the module ----------------------------------------------------------------------------------
+
+
+class Graph:
+    """One compute graph of a loaded :class:`Module`."""
+
+    def __init__(self, module: Module, spec: GraphSpec, handle: int) -> None:
+        self.module, self.spec, self.name, self._handle = module, spec, spec.name, handle
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name!r}({', '.join(a.name for a in self.spec.args)}) of {self.module.path}>"
+
+    def run(self, **values: Any) -> dict[str, np.ndarray]:
+        """Run the graph once; every numpy array given is updated in place with its result.
+
+        Every arg but temps needs a value: ndarrays as numpy arrays of the exact dtype and shape
+        (symbolic dims must agree), scalars as numbers, matrices as array-likes. Temps are allocated
+        from the dims the values set, else the manifest's ``dims``. Nothing is launched unless every
+        value fits. Returns the given arrays by name (the caller's own objects).
+        """
+        module, api = self.module, self.module._api
+        bound = bind_values(self.spec, values, module.manifest.dims)
+        memory = module._memory()
+        buffers = module._buffers_for(self.spec, bound.shapes, uploaded=bound.arrays)
+        for name, array in bound.arrays.items():
+            memory.upload(buffers[name], np.ascontiguousarray(array))
+        args = (TiNamedArgument * len(self.spec.args))()
+        for named, arg in zip(args, self.spec.args):
+            if arg.kind == "ndarray":
+                _fill(named, arg, (buffers[arg.name].memory, bound.shapes[arg.name]))
+            else:
+                _fill(named, arg, bound.scalars[arg.name])
+        api.call("ti_launch_compute_graph", module._runtime, self._handle, len(args), args)
+        results = {name: np.empty(array.shape, array.dtype) for name, array in bound.arrays.items()}
+        for name, out in results.items():
+            memory.queue_download(buffers[name], out.nbytes)
+        api.call("ti_wait", module._runtime)
+        for name, out in results.items():
+            memory.download(buffers[name], out)
+            bound.arrays[name][...] = out
+        return dict(bound.arrays)
+
+
+class _Graphs(Mapping[str, Graph]):
+    """``module.graphs``: a read-only mapping whose missing key says which graphs exist."""
+
+    def __init__(self, path: Path, graphs: dict[str, Graph]) -> None:
+        self._path, self._graphs = path, graphs
+
+    def __getitem__(self, name: str) -> Graph:
+        if name not in self._graphs:
+            close = difflib.get_close_matches(name, list(self._graphs), 1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            listed = ", ".join(self._graphs) or "none"
+            raise UnknownGraphError(f"module {self._path} has no graph {name!r}; {hint}manifest.json lists: {listed}")
+        return self._graphs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._graphs)
+
+    def __len__(self) -> int:
+        return len(self._graphs)
+
+
+class Module:
+    """An exported module loaded into a fresh Taichi C runtime of its manifest's arch.
+
+    Device buffers live with the module and are reused between runs; ``close()`` (or leaving a
+    ``with`` block) destroys the module and its runtime, freeing them.
+    """
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest, self.path, self.arch = manifest, manifest.folder, manifest.arch
+        self._api = api = c_api()
+        check_module_files(manifest, api.call("ti_get_version"))
+        if self.arch == "cuda" and not _cuda_driver_present():
+            # Without libcuda, 1.7.4's ti_create_runtime(CUDA) "falls back to x64" with only a warning.
+            fix = "install the NVIDIA driver, or export for vulkan or x64"
+            raise ToolMissingError(f"no CUDA driver (libcuda.so) here, so a cuda module cannot run; {fix}")
+        self._runtime = api.call("ti_create_runtime", TI_ARCH[self.arch], 0, hint=ARCH_HINTS[self.arch])
+        self._handles: list[int] = []  # AOT modules, destroyed before the runtime
+        self._finalizer = weakref.finalize(self, _destroy, api, self._runtime, self._handles)
+        folder = str(manifest.folder / "module").encode()
+        self._handles.append(api.call("ti_load_aot_module", self._runtime, folder, hint=f"; re-export {self.path}"))
+        graphs = {}
+        for spec in manifest.graphs:
+            hint = f"; manifest.json lists graph {spec.name!r} but module/ lacks it: re-export {self.path}"
+            handle = api.call("ti_get_aot_module_compute_graph", self._handles[0], spec.name.encode(), hint=hint)
+            graphs[spec.name] = Graph(self, spec, handle)
+        self.graphs: Mapping[str, Graph] = _Graphs(self.path, graphs)
+        self._buffers: dict[str, _Buffer] = {}
+        self._slot_of = {name: f"slot {slot}" for slot, names in manifest.slots.items() for name in names}
+
+    def __repr__(self) -> str:
+        return f"<Module {self.path} arch={self.arch} graphs={list(self.graphs)}>"
+
+    def __enter__(self) -> Module:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Destroy the module and its runtime; its graphs cannot run afterwards."""
+        self._finalizer()
+
+    def _memory(self) -> _Memory:
+        if not self._finalizer.alive:
+            raise GraphlabError(f"module {self.path} is closed; load it again with gl.load_module")
+        return _Memory(self._api, self._runtime, self.arch)
+
+    def _buffers_for(
+        self, graph: GraphSpec, shapes: Mapping[str, tuple[int, ...]], uploaded: Mapping[str, Any]
+    ) -> dict[str, _Buffer]:
+        """Device buffers of the graph's ndarrays, kept while big enough; temps of a slot share one.
+
+        A new buffer that no value is uploaded into is zeroed, so temps never start as garbage.
+        """
+        memory, keys = self._memory(), {}
+        need: dict[str, int] = {}
+        uploaded_keys = {self._slot_of.get(name, name) for name in uploaded}
+        for arg in graph.args:
+            if arg.kind == "ndarray":
+                keys[arg.name] = key = self._slot_of.get(arg.name, arg.name)
+                nbytes = int(np.prod(shapes[arg.name], dtype=np.int64)) * DTYPE_BYTES[arg.dtype or "f32"]
+                need[key] = max(need.get(key, 0), nbytes)
+        for key, nbytes in need.items():
+            old = self._buffers.get(key)
+            if old is None or old.nbytes < nbytes:
+                if old is not None:
+                    memory.free(old)
+                self._buffers[key] = memory.buffer(nbytes)
+                if key not in uploaded_keys:
+                    memory.upload(self._buffers[key], np.zeros(nbytes, np.uint8))
+        return {name: self._buffers[key] for name, key in keys.items()}
+
+
+def _cuda_driver_present() -> bool:
+    return ctypes.util.find_library("cuda") is not None
+
+
+def _destroy(api: CApi, runtime: int, handles: list[int]) -> None:
+    for handle in handles:
+        api.call("ti_destroy_aot_module", handle)
+    api.call("ti_destroy_runtime", runtime)
+
+
+def load_module(path: str | os.PathLike[str]) -> Module:
+    """Load an exported module folder (``manifest.json`` and ``module/``) into Taichi's C runtime.
+
+    Raises
+    ------
+    ManifestError
+        ``manifest.json`` is missing or malformed, or a file it lists is missing or changed.
+    CRuntimeError
+        The C runtime refused the arch or the module; the message names the C call.
+    """
+    return Module(read_manifest(Path(path)))
