@@ -14,6 +14,7 @@ import argparse
 import json
 import statistics
 import time
+from pathlib import Path
 
 import taichi as ti
 
@@ -66,7 +67,7 @@ def main() -> None:
         f"= {100 * result['check_share']:.3f}% of a frame (target < 1%)"
     )
     if options.json:
-        with open(options.json, "w") as handle:
+        with Path(options.json).open("w") as handle:
             json.dump(result, handle, indent=2)
 
 

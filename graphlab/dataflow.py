@@ -148,6 +148,9 @@ def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:
 
 def _add_dependencies(flow: nx.DiGraph, facts: DataflowFacts) -> None:
     """Dispatch -> dispatch edges for read-after-write, write-after-read and write-after-write."""
+    first: dict[str, int] = {}
+    for entry in facts.trace:
+        first.setdefault(entry.node_id, entry.position)
     last_write: dict[str, TraceEntry] = {}
     reads_since: dict[str, list[TraceEntry]] = {}
     for entry in facts.trace:
@@ -162,7 +165,8 @@ def _add_dependencies(flow: nx.DiGraph, facts: DataflowFacts) -> None:
             for source, hazard in sources:
                 if source.node_id == entry.node_id and source.position == entry.position:
                     continue
-                carried = source.position >= entry.position or _is_carried(facts, source, entry)
+                # carried: source only precedes target through the previous repetition of a sequence
+                carried = source.position >= entry.position or first[source.node_id] >= first[entry.node_id]
                 if flow.has_edge(source.node_id, entry.node_id):
                     data = flow.edges[source.node_id, entry.node_id]
                     data["args"].add(arg)
@@ -175,13 +179,6 @@ def _add_dependencies(flow: nx.DiGraph, facts: DataflowFacts) -> None:
                 reads_since[arg] = []
             if flags & READ:
                 reads_since.setdefault(arg, []).append(entry)
-
-
-def _is_carried(facts: DataflowFacts, source: TraceEntry, target: TraceEntry) -> bool:
-    """Whether ``source`` precedes ``target`` only through the previous repetition of a sequence."""
-    first_target = next(e.position for e in facts.trace if e.node_id == target.node_id)
-    first_source = next(e.position for e in facts.trace if e.node_id == source.node_id)
-    return first_source >= first_target
 
 
 def dependency_order(graph: Graph, *, access: str = "auto") -> list[str]:

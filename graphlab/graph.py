@@ -212,9 +212,7 @@ class Graph:
             else:
                 use_id = f"{def_prefix}{node.name}"
                 for k in range(node.repeat):
-                    self._unroll(
-                        node.sequence, f"{prefix}{node.name}[{k}]/", f"{use_id}/", (*reps, (use_id, k)), out
-                    )
+                    self._unroll(node.sequence, f"{prefix}{node.name}[{k}]/", f"{use_id}/", (*reps, (use_id, k)), out)
 
     def step_count(self) -> int:
         """Number of dispatches of the unrolled graph, without unrolling it."""
@@ -271,9 +269,7 @@ class Graph:
 
         return self.declare(Arg(name, "rw_texture", None, ndim, (), format_name(fmt), role))
 
-    def arg_like(
-        self, name: str, value: Any, *, role: Role = "state", shape: Sequence[Dim] | None = None
-    ) -> Arg:
+    def arg_like(self, name: str, value: Any, *, role: Role = "state", shape: Sequence[Dim] | None = None) -> Arg:
         """Declare an arg whose spec is taken from an existing value (a ti.ndarray, ti.Matrix, number).
 
         The value's concrete shape is not fixed unless ``shape`` says so.
@@ -407,9 +403,7 @@ class Graph:
         if not isinstance(name, str) or not name.isidentifier():
             raise GraphError(f"sequence name {name!r} must be an identifier")
         if name in self._sequences:
-            raise GraphError(
-                f"sequence {name!r} is already defined; use it again with g.append({name!r}, repeat=...)"
-            )
+            raise GraphError(f"sequence {name!r} is already defined; use it again with g.append({name!r}, repeat=...)")
         container = self._container_of_use(into)
         use = SequenceUse(self._unique(container, name), name, _check_repeat(repeat))
         self._sequences[name] = []

@@ -87,7 +87,9 @@ class MemoryPlan:
             life = "" if b.lifetime is None else f"{b.lifetime[0]}..{b.lifetime[1]}"
             size = "?" if b.bytes is None else f"{b.bytes:,}"
             shape = "?" if b.shape is None else str(b.shape)
-            rows.append(f"{b.name:<20} {b.role:<7} {shape:<16} {size:>12} {life:<12} {'' if b.slot is None else b.slot}")
+            rows.append(
+                f"{b.name:<20} {b.role:<7} {shape:<16} {size:>12} {life:<12} {'' if b.slot is None else b.slot}"
+            )
         rows.append(f"total {self.total_bytes:,} bytes separately, {self.shared_bytes:,} with shared temps")
         return "\n".join(rows)
 
@@ -182,7 +184,9 @@ class TempAllocator:
             try:
                 allocated = memory_plan(self._graph, **dims).allocate()
             except GraphError as exc:
-                raise GraphRunError(f"run(): cannot allocate temps {', '.join(missing)}: {exc}", arg=missing[0]) from exc
+                raise GraphRunError(
+                    f"run(): cannot allocate temps {', '.join(missing)}: {exc}", arg=missing[0]
+                ) from exc
             self._cache[key] = allocated
         for name in missing:
             values[name] = allocated[name]

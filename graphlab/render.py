@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import GraphError, ToolMissingError
-from graphlab.graph import Dispatch, SequenceUse
+from graphlab.graph import Dispatch
 
 if TYPE_CHECKING:
     import graphviz
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from graphlab.graph import Graph
 
 SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
+#: Past this many nodes the rest of a body is folded into one node (dot needs minutes for 10,000).
+MAX_DRAWN_NODES = 200
 READ_COLOUR, WRITE_COLOUR, RW_COLOUR = "#1f77b4", "#d62728", "#9467bd"
 
 
@@ -50,8 +52,16 @@ def render(
     if diagnostics is None:
         diagnostics = graph.validate(access=access)  # type: ignore[arg-type]
     marks = _marks(diagnostics)
-    dot = graphviz.Digraph(name=graph.name, graph_attr={"rankdir": "TB", "fontname": "Helvetica", "label": graph.name,
-                                                        "labelloc": "t", "tooltip": graph.name})
+    dot = graphviz.Digraph(
+        name=graph.name,
+        graph_attr={
+            "rankdir": "TB",
+            "fontname": "Helvetica",
+            "label": graph.name,
+            "labelloc": "t",
+            "tooltip": graph.name,
+        },
+    )
     dot.attr("node", fontname="Helvetica", fontsize="11")
     dot.attr("edge", fontname="Helvetica", fontsize="9")
     if view == "program":
@@ -72,7 +82,10 @@ def _marks(diagnostics: list[Diagnostic]) -> dict[str, tuple[str, str]]:
         if key:
             found.setdefault(key, []).append(diagnostic)
     return {
-        key: (min((d.severity for d in items), key=order.__getitem__), "\n".join(f"{d.code}: {d.message}" for d in items))
+        key: (
+            min((d.severity for d in items), key=order.__getitem__),
+            "\n".join(f"{d.code}: {d.message}" for d in items),
+        )
         for key, items in found.items()
     }
 
@@ -109,8 +122,9 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
             style.setdefault("style", "dashed")
         dot.node(_arg_node(name), label, shape=shape_kind, **style)
     facts = _facts(graph, access)
+    drawn = set(_drawn_names(dot))
     for node_id, node in graph.nodes():
-        if not isinstance(node, Dispatch):
+        if not isinstance(node, Dispatch) or node_id not in drawn:
             continue
         flags_by_arg = facts.args.get(node_id, {}) if facts else {}
         for param, bound in node.bindings:
@@ -118,44 +132,68 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
                 continue
             flags = flags_by_arg.get(bound, 1) if graph.args[bound].is_buffer else 1
             if flags == 3:
-                dot.edge(node_id, _arg_node(bound), label=f"RW {param}", dir="both", color=RW_COLOUR, fontcolor=RW_COLOUR)
+                dot.edge(
+                    node_id, _arg_node(bound), label=f"RW {param}", dir="both", color=RW_COLOUR, fontcolor=RW_COLOUR
+                )
             elif flags & 2:
                 dot.edge(node_id, _arg_node(bound), label=f"W {param}", color=WRITE_COLOUR, fontcolor=WRITE_COLOUR)
             else:
                 dot.edge(_arg_node(bound), node_id, label=f"R {param}", color=READ_COLOUR, fontcolor=READ_COLOUR)
 
 
-def _add_body(graph: Graph, dot: Any, container: str | None, prefix: str, marks: dict, highlight: str | None) -> None:
+def _add_body(
+    graph: Graph,
+    dot: Any,
+    container: str | None,
+    prefix: str,
+    marks: dict,
+    highlight: str | None,
+    budget: list[int] | None = None,
+) -> None:
     body = graph.body if container is None else graph.sequences[container]
+    budget = budget if budget is not None else [MAX_DRAWN_NODES]
     previous = None
-    for node in body:
+    for index, node in enumerate(body):
         node_id = f"{prefix}{node.name}"
+        if budget[0] <= 0:
+            _fold_rest(dot, body[index:], prefix, previous)
+            return
+        budget[0] -= 1
         if isinstance(node, Dispatch):
             label = _dispatch_label(node_id, node)
-            dot.node(node_id, label, **{"shape": "box", "style": "rounded", **_node_style(node_id, marks, highlight, label)})
-            first = node_id
+            dot.node(
+                node_id, label, **{"shape": "box", "style": "rounded", **_node_style(node_id, marks, highlight, label)}
+            )
         else:
             cluster = f"cluster_{node_id}"
             with dot.subgraph(name=cluster) as sub:
                 title = f"{node.name} ×{node.repeat:,}" if node.repeat > 1 else node.name
                 style = _node_style(node_id, marks, highlight, title)
-                sub.attr(label=title, style="rounded,dashed", color=style.get("color", "#888888"),
-                         tooltip=style["tooltip"], id=node_id)
-                _add_body(graph, sub, node.sequence, f"{node_id}/", marks, highlight)
-            first = _first_dispatch(graph, node, f"{node_id}/")
-        if previous is not None and first is not None:
-            dot.edge(previous, first, style="invis", weight="10")
+                sub.attr(
+                    label=title,
+                    style="rounded,dashed",
+                    color=style.get("color", "#888888"),
+                    tooltip=style["tooltip"],
+                    id=node_id,
+                )
+                _add_body(graph, sub, node.sequence, f"{node_id}/", marks, highlight, budget)
         previous = _last_dispatch(graph, node, node_id) or previous
 
 
-def _first_dispatch(graph: Graph, use: SequenceUse, prefix: str) -> str | None:
-    for node in graph.sequences[use.sequence]:
-        if isinstance(node, Dispatch):
-            return f"{prefix}{node.name}"
-        inner = _first_dispatch(graph, node, f"{prefix}{node.name}/")
-        if inner:
-            return inner
-    return None
+def _fold_rest(dot: Any, rest: list[Any], prefix: str, previous: str | None) -> None:
+    """One node standing for what is past the drawing budget (Graphviz cannot lay out 10,000 nodes)."""
+    fold_id = f"{prefix}..."
+    names = ", ".join(n.name for n in rest[:5]) + (", ..." if len(rest) > 5 else "")
+    dot.node(
+        fold_id,
+        f"... {len(rest):,} more nodes",
+        shape="box",
+        style="dashed",
+        id=fold_id,
+        tooltip=f"not drawn: {names}; group repeated dispatches into sequences to see them",
+    )
+    if previous is not None:
+        dot.edge(previous, fold_id, style="dashed", arrowhead="none")
 
 
 def _last_dispatch(graph: Graph, node: Any, node_id: str) -> str | None:
@@ -186,7 +224,13 @@ def _dataflow(graph: Graph, dot: Any, marks: dict, highlight: str | None, access
         if data["kind"] != "dep":
             continue
         label = f"{data['hazard'].upper()} {', '.join(sorted(data['args']))}"
-        dot.edge(u, v, label=label, style="dashed" if data["carried"] else "solid", constraint=str(not data["carried"]).lower())
+        dot.edge(
+            u,
+            v,
+            label=label,
+            style="dashed" if data["carried"] else "solid",
+            constraint=str(not data["carried"]).lower(),
+        )
 
 
 def _unrolled(graph: Graph, dot: Any, marks: dict, highlight: str | None, max_steps: int) -> None:
@@ -205,6 +249,18 @@ def _unrolled(graph: Graph, dot: Any, marks: dict, highlight: str | None, max_st
         if previous:
             dot.edge(previous, step.id)
         previous = step.id
+
+
+def _drawn_names(dot: Any) -> set[str]:
+    """Node names a Digraph (and its clusters) declares."""
+    import re
+
+    names = set()
+    for line in dot.body:
+        match = re.match(r'\s*"?([^"\s\[]+)"?\s*\[', line)
+        if match:
+            names.add(match.group(1))
+    return names
 
 
 def require_dot() -> str:
@@ -245,4 +301,7 @@ def mimebundle(graph: Graph) -> dict[str, Any]:
     try:
         return {"image/svg+xml": to_svg(graph), "text/plain": text}
     except ToolMissingError as exc:
-        return {"text/plain": f"{text}\n({exc})", "text/html": f"<pre>{html.escape(text)}\n{html.escape(str(exc))}</pre>"}
+        return {
+            "text/plain": f"{text}\n({exc})",
+            "text/html": f"<pre>{html.escape(text)}\n{html.escape(str(exc))}</pre>",
+        }

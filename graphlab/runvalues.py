@@ -134,8 +134,9 @@ def _numpy_ndarray(arg: Arg, value: np.ndarray, prepared: PreparedRun) -> Any:
     if value.dtype != want:
         raise _fail(arg, f"numpy {value.dtype} array", f"convert it with .astype(np.{want.name})")
     if len(shape) != arg.ndim or tuple(element) != arg.element_shape:
-        raise _fail(arg, f"numpy array of shape {value.shape}",
-                    f"give shape (*{arg.ndim} dims, *{list(arg.element_shape)})")
+        raise _fail(
+            arg, f"numpy array of shape {value.shape}", f"give shape (*{arg.ndim} dims, *{list(arg.element_shape)})"
+        )
     _check_dims(arg, tuple(shape), prepared)
     return _PendingNumpy((value, tuple(shape)))
 

@@ -98,9 +98,7 @@ class Arg:
             if isinstance(dim, bool) or not (
                 (isinstance(dim, int) and dim >= 0) or (isinstance(dim, str) and dim.isidentifier())
             ):
-                raise GraphError(
-                    f"arg {self.name!r}: shape entry {dim!r} must be a non-negative int or a dim name"
-                )
+                raise GraphError(f"arg {self.name!r}: shape entry {dim!r} must be a non-negative int or a dim name")
 
     @property
     def is_buffer(self) -> bool:

@@ -49,21 +49,38 @@ def validate_bindings(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 continue
             bound = node.binding(param.name)
             if bound is None:
-                yield Diagnostic("GL001", "error", f"parameter {param.name!r} ({param.describe()}) is unbound",
-                                 node_id, param.name, f"bind it: g.rebind({node_id!r}, {param.name!r}, arg)")
+                yield Diagnostic(
+                    "GL001",
+                    "error",
+                    f"parameter {param.name!r} ({param.describe()}) is unbound",
+                    node_id,
+                    param.name,
+                    f"bind it: g.rebind({node_id!r}, {param.name!r}, arg)",
+                )
                 continue
             arg = args.get(bound)
             if arg is None:  # the model prevents this; a hand-edited state could still hold it
-                yield Diagnostic("GL001", "error", f"parameter {param.name!r} is bound to undeclared arg {bound!r}",
-                                 node_id, param.name, f"declare {bound!r} or rebind the parameter")
+                yield Diagnostic(
+                    "GL001",
+                    "error",
+                    f"parameter {param.name!r} is bound to undeclared arg {bound!r}",
+                    node_id,
+                    param.name,
+                    f"declare {bound!r} or rebind the parameter",
+                )
                 continue
             problem = binding_problem(param, arg)
             if problem:
                 code, reason = problem
-                yield Diagnostic(code, "error",
-                                 f"{node.kernel.name}.{param.name} expects {param.describe()}; arg {arg.name!r} is "
-                                 f"{arg.describe()}: {reason}", node_id, param.name,
-                                 f"bind an arg declared as {param.describe()}, or change {arg.name!r}'s spec")
+                yield Diagnostic(
+                    code,
+                    "error",
+                    f"{node.kernel.name}.{param.name} expects {param.describe()}; arg {arg.name!r} is "
+                    f"{arg.describe()}: {reason}",
+                    node_id,
+                    param.name,
+                    f"bind an arg declared as {param.describe()}, or change {arg.name!r}'s spec",
+                )
 
 
 RULES = (validate_bindings,)

@@ -23,12 +23,23 @@ def validate_roles(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
         writers = facts.writers(name)
         if arg.role == "input" and writers:
             for node_id in writers:
-                yield Diagnostic("GL008", "error", f"input {name!r} is written by {node_id!r}", node_id, name,
-                                 f"declare {name!r} with role='state' if the graph updates it, or write "
-                                 "to another arg")
+                yield Diagnostic(
+                    "GL008",
+                    "error",
+                    f"input {name!r} is written by {node_id!r}",
+                    node_id,
+                    name,
+                    f"declare {name!r} with role='state' if the graph updates it, or write to another arg",
+                )
         if arg.role == "output" and not writers and graph.uses_of(name):
-            yield Diagnostic("GL011", "error", f"output {name!r} is never written", None, name,
-                             "bind it to a parameter a kernel writes, or declare it role='input'")
+            yield Diagnostic(
+                "GL011",
+                "error",
+                f"output {name!r} is never written",
+                None,
+                name,
+                "bind it to a parameter a kernel writes, or declare it role='input'",
+            )
 
 
 def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -51,9 +62,14 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             if flags & READ:
                 if arg not in written and (arg, entry.node_id) not in reported:
                     reported.add((arg, entry.node_id))
-                    yield Diagnostic("GL009", "error", f"temp {arg!r} is read by {entry.node_id!r} before "
-                                     "anything writes it", entry.node_id, arg,
-                                     f"write {arg!r} first, or declare it role='input'/'state' and pass a value")
+                    yield Diagnostic(
+                        "GL009",
+                        "error",
+                        f"temp {arg!r} is read by {entry.node_id!r} before anything writes it",
+                        entry.node_id,
+                        arg,
+                        f"write {arg!r} first, or declare it role='input'/'state' and pass a value",
+                    )
                 if arg in last_writer:
                     write_read[(arg, last_writer[arg])] = True
             if flags & WRITE:
@@ -62,8 +78,14 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 written.add(arg)
     for (arg, node_id), was_read in write_read.items():
         if not was_read:
-            yield Diagnostic("GL010", "warning", f"temp {arg!r} written by {node_id!r} is never read afterwards",
-                             node_id, arg, "remove the write, or declare the arg role='output' to keep it")
+            yield Diagnostic(
+                "GL010",
+                "warning",
+                f"temp {arg!r} written by {node_id!r} is never read afterwards",
+                node_id,
+                arg,
+                "remove the write, or declare the arg role='output' to keep it",
+            )
 
 
 def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -78,10 +100,16 @@ def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 by_arg.setdefault(bound, []).append(param)
         for arg, bound_params in by_arg.items():
             if len(bound_params) > 1 and any(params.get(p, READ | WRITE) & WRITE for p in bound_params):
-                yield Diagnostic("GL012", "error", f"arg {arg!r} is bound to {', '.join(bound_params)} of "
-                                 f"{node.kernel.name!r} and the kernel writes one of them; Taichi assumes "
-                                 "parameters do not alias", node_id, arg,
-                                 "bind a separate buffer (a copy) to one of the parameters")
+                yield Diagnostic(
+                    "GL012",
+                    "error",
+                    f"arg {arg!r} is bound to {', '.join(bound_params)} of "
+                    f"{node.kernel.name!r} and the kernel writes one of them; Taichi assumes "
+                    "parameters do not alias",
+                    node_id,
+                    arg,
+                    "bind a separate buffer (a copy) to one of the parameters",
+                )
 
 
 RULES = (validate_roles, validate_temps, validate_aliasing)

@@ -16,11 +16,57 @@ C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: C99/C11 keywords plus names the generated host program and Taichi's C API reserve.
 RESERVED = frozenset(
     [
-        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
-        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short",
-        "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
-        "while", "_Bool", "_Complex", "_Imaginary", "_Alignas", "_Alignof", "_Atomic", "_Generic", "_Noreturn",
-        "_Static_assert", "_Thread_local", "main", "argc", "argv", "runtime", "module", "graph", "NULL",
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "_Bool",
+        "_Complex",
+        "_Imaginary",
+        "_Alignas",
+        "_Alignof",
+        "_Atomic",
+        "_Generic",
+        "_Noreturn",
+        "_Static_assert",
+        "_Thread_local",
+        "main",
+        "argc",
+        "argv",
+        "runtime",
+        "module",
+        "graph",
+        "NULL",
     ]
 )
 
@@ -36,17 +82,35 @@ def validate_export_names(graph: Graph, ctx: CheckContext) -> Iterator[Diagnosti
     seen: dict[str, str] = {}
     for what, name, arg in names:
         if not C_IDENTIFIER.match(name) or name.startswith("__"):
-            yield Diagnostic("GL016", "error", f"{what} name {name!r} is not a C identifier", None, arg,
-                             "use letters, digits and '_', not starting with a digit or '__'")
+            yield Diagnostic(
+                "GL016",
+                "error",
+                f"{what} name {name!r} is not a C identifier",
+                None,
+                arg,
+                "use letters, digits and '_', not starting with a digit or '__'",
+            )
         elif name in RESERVED or name.startswith(("ti_", "TI_")):
-            yield Diagnostic("GL016", "error", f"{what} name {name!r} is reserved in the exported C program",
-                             None, arg, f"rename it, e.g. g.rename_arg({name!r}, {name + '_'!r})")
+            yield Diagnostic(
+                "GL016",
+                "error",
+                f"{what} name {name!r} is reserved in the exported C program",
+                None,
+                arg,
+                f"rename it, e.g. g.rename_arg({name!r}, {name + '_'!r})",
+            )
         if what == "arg":
             mangled = export_name(name)
             if mangled in seen:
-                yield Diagnostic("GL017", "error", f"args {seen[mangled]!r} and {name!r} both export as "
-                                 f"{mangled!r} (file names are case-insensitive on some systems)", None, arg,
-                                 f"rename one of them, e.g. g.rename_arg({name!r}, {name + '_2'!r})")
+                yield Diagnostic(
+                    "GL017",
+                    "error",
+                    f"args {seen[mangled]!r} and {name!r} both export as "
+                    f"{mangled!r} (file names are case-insensitive on some systems)",
+                    None,
+                    arg,
+                    f"rename one of them, e.g. g.rename_arg({name!r}, {name + '_2'!r})",
+                )
             seen[mangled] = name
 
 

@@ -32,13 +32,24 @@ def validate_target(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
         raise GraphError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     for arg in graph.args.values():
         if arg.kind in ("texture", "rw_texture") and target in NO_TEXTURES:
-            yield Diagnostic("GL018", "error", f"arg {arg.name!r} is a {arg.kind}, which {target} AOT modules "
-                             "cannot take", None, arg.name, "export for vulkan (or another graphics API)")
+            yield Diagnostic(
+                "GL018",
+                "error",
+                f"arg {arg.name!r} is a {arg.kind}, which {target} AOT modules cannot take",
+                None,
+                arg.name,
+                "export for vulkan (or another graphics API)",
+            )
         needs = UNSUPPORTED_DTYPES.get(target, {}).get(arg.dtype or "")
         if needs:
-            yield Diagnostic("GL018", "warning", f"arg {arg.name!r} is {arg.dtype}, which {target} supports only "
-                             f"with {needs}", None, arg.name,
-                             "use a 32-bit dtype, or make sure the deployment device has that capability")
+            yield Diagnostic(
+                "GL018",
+                "warning",
+                f"arg {arg.name!r} is {arg.dtype}, which {target} supports only with {needs}",
+                None,
+                arg.name,
+                "use a 32-bit dtype, or make sure the deployment device has that capability",
+            )
 
 
 RULES = (validate_target,)
