@@ -65,3 +65,18 @@ def test_render_ignores_a_failing_access_analysis(ti_cpu):
     g = gl.Graph("g")
     g.dispatch(fill, g.ndarray("a", ti.f32, ndim=1))
     assert "W a" in g.render(access="ast").source
+
+
+def test_long_bodies_fold_past_the_drawing_budget(ti_cpu):
+    @ti.kernel
+    def fill(a: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+        for i in a:
+            a[i] = 1
+
+    g = gl.Graph("flat")
+    a = g.ndarray("a", ti.f32, ndim=1)
+    for _ in range(250):
+        g.dispatch(fill, a)
+    source = g.render(access="ast").source
+    assert "... 50 more nodes" in source
+    assert "fill#250" not in source.split("not drawn:")[0].split("... 50 more")[0].split("fill#200")[-1]

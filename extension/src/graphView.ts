@@ -1,0 +1,273 @@
+/**
+ * The graph drawing: DOT laid out by WebAssembly Graphviz into SVG, with pan, zoom, click to
+ * select, and diagnostics drawn as badges on their nodes.
+ */
+
+import { Graphviz } from "@hpcc-js/wasm-graphviz";
+
+import type { Badge } from "./diagnostics";
+import { Listeners } from "./dom";
+import { hitTest, indexGroups, type ElementLike } from "./hitTest";
+import {
+  IDENTITY,
+  type Viewport,
+  cssTransform,
+  fitView,
+  isClick,
+  panBy,
+  reveal,
+  wheelFactor,
+  zoomAt,
+} from "./viewport";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+let graphviz: Promise<Graphviz> | null = null;
+
+/** Graphviz's WebAssembly, instantiated once per page and shared by every view. */
+export function loadGraphviz(): Promise<Graphviz> {
+  graphviz ??= Graphviz.load().catch((err: unknown) => {
+    graphviz = null;
+    throw err;
+  });
+  return graphviz;
+}
+
+export interface GraphCanvasEvents {
+  /** A click on a node (null: on the background); `extend` when Shift was held. */
+  select(id: string | null, extend: boolean): void;
+  /** A layout failure to show, or null once a layout succeeds. */
+  layoutError(message: string | null): void;
+  /** Whether a plain wheel should zoom (the widget has focus); Ctrl+wheel always zooms. */
+  wheelZooms(): boolean;
+  /** A press on the drawing: give the widget keyboard focus. */
+  pressed(): void;
+}
+
+export class GraphCanvas {
+  readonly el: HTMLDivElement;
+  private readonly stage: HTMLDivElement;
+  private readonly empty: HTMLDivElement;
+  private readonly listeners = new Listeners();
+  private svg: SVGSVGElement | null = null;
+  private groups = new Map<string, SVGGElement>();
+  private viewport: Viewport = IDENTITY;
+  private size = { width: 0, height: 0 };
+  private fitted = false;
+  private token = 0;
+  private disposed = false;
+  private isKnown: (id: string) => boolean = () => false;
+  private dot = "";
+
+  constructor(private readonly events: GraphCanvasEvents) {
+    this.el = document.createElement("div");
+    this.el.className = "gl-canvas";
+    this.stage = document.createElement("div");
+    this.stage.className = "gl-stage";
+    this.empty = document.createElement("div");
+    this.empty.className = "gl-canvas-empty";
+    this.empty.textContent = "The graph is empty: add a kernel from the palette.";
+    this.el.append(this.stage, this.empty);
+    this.bindPointer();
+    const resize = new ResizeObserver(() => {
+      if (!this.fitted && this.svg) this.fit();
+    });
+    resize.observe(this.el);
+    this.listeners.add(() => resize.disconnect());
+  }
+
+  /** Lay out new DOT; the viewport is kept, except on the first drawing, which is fitted. */
+  async setDot(dot: string, isKnown: (id: string) => boolean, isEmpty: boolean): Promise<void> {
+    this.isKnown = isKnown;
+    this.empty.hidden = !isEmpty;
+    if (dot === this.dot) {
+      this.reindex();
+      return;
+    }
+    this.dot = dot;
+    const token = ++this.token;
+    if (dot.trim() === "") {
+      this.replaceSvg(null);
+      return;
+    }
+    let svgText: string;
+    try {
+      const gv = await loadGraphviz();
+      if (token !== this.token || this.disposed) return;
+      svgText = gv.layout(dot, "svg", "dot");
+    } catch (err) {
+      if (token === this.token && !this.disposed) {
+        this.events.layoutError(`Graphviz could not lay out the graph: ${errorText(err)}`);
+      }
+      return;
+    }
+    const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
+    const root = doc.documentElement;
+    if (root.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length > 0) {
+      this.events.layoutError("Graphviz returned SVG that does not parse");
+      return;
+    }
+    this.events.layoutError(null);
+    this.replaceSvg(document.importNode(root, true) as unknown as SVGSVGElement);
+  }
+
+  private replaceSvg(svg: SVGSVGElement | null): void {
+    this.svg?.remove();
+    this.svg = svg;
+    this.groups.clear();
+    if (!svg) return;
+    const box = svg.viewBox.baseVal;
+    this.size = { width: box?.width || 0, height: box?.height || 0 };
+    svg.setAttribute("width", String(this.size.width));
+    svg.setAttribute("height", String(this.size.height));
+    svg.classList.add("gl-svg");
+    this.stage.append(svg);
+    this.reindex();
+    if (!this.fitted) this.fit();
+  }
+
+  private reindex(): void {
+    if (!this.svg) return;
+    const groups = this.svg.querySelectorAll<SVGGElement>("g.node, g.cluster");
+    this.groups = indexGroups(groups as Iterable<SVGGElement & ElementLike>, this.isKnown);
+  }
+
+  /** Mark the selection and draw the badges (call after `setDot` and on every state change). */
+  decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
+    if (!this.svg) return;
+    for (const old of this.svg.querySelectorAll(".gl-badge")) old.remove();
+    const inRange = new Set(range);
+    for (const [id, g] of this.groups) {
+      g.classList.toggle("gl-selected", id === anchor);
+      g.classList.toggle("gl-in-range", inRange.has(id) && id !== anchor);
+      const badge = badges.get(id);
+      for (const severity of ["error", "warning", "info"]) {
+        g.classList.toggle(`gl-sev-${severity}`, badge?.severity === severity);
+      }
+      if (badge) this.drawBadge(g, badge);
+    }
+  }
+
+  private drawBadge(g: SVGGElement, badge: Badge): void {
+    let box: DOMRect;
+    try {
+      box = g.getBBox();
+    } catch {
+      return; // not displayed: the node's colour still shows the severity
+    }
+    if (box.width === 0 && box.height === 0) return;
+    const badgeG = document.createElementNS(SVG_NS, "g");
+    badgeG.setAttribute("class", `gl-badge gl-badge-${badge.severity}`);
+    const title = document.createElementNS(SVG_NS, "title");
+    title.textContent = badge.text;
+    const circle = document.createElementNS(SVG_NS, "circle");
+    const cx = box.x + box.width - 2;
+    const cy = box.y + 2;
+    circle.setAttribute("cx", String(cx));
+    circle.setAttribute("cy", String(cy));
+    circle.setAttribute("r", "8");
+    const text = document.createElementNS(SVG_NS, "text");
+    text.setAttribute("x", String(cx));
+    text.setAttribute("y", String(cy + 3.5));
+    text.setAttribute("text-anchor", "middle");
+    text.textContent = badge.count > 9 ? "9+" : String(badge.count);
+    badgeG.append(title, circle, text);
+    g.append(badgeG);
+  }
+
+  /** Show the whole drawing. */
+  fit(): void {
+    const { clientWidth, clientHeight } = this.el;
+    if (!this.svg || clientWidth === 0 || clientHeight === 0) return;
+    this.fitted = true;
+    this.setViewport(fitView(this.size.width, this.size.height, clientWidth, clientHeight));
+  }
+
+  /** Zoom about the centre of the view. */
+  zoomBy(factor: number): void {
+    this.setViewport(zoomAt(this.viewport, factor, this.el.clientWidth / 2, this.el.clientHeight / 2));
+  }
+
+  /** Pan so that a node is in view. */
+  reveal(id: string): void {
+    const g = this.groups.get(id);
+    if (!g) return;
+    const r = g.getBoundingClientRect();
+    const view = this.el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) return;
+    const v = this.viewport;
+    const toDrawing = (sx: number, sy: number): [number, number] => [
+      (sx - view.left - v.x) / v.scale,
+      (sy - view.top - v.y) / v.scale,
+    ];
+    const [x0, y0] = toDrawing(r.left, r.top);
+    const [x1, y1] = toDrawing(r.right, r.bottom);
+    this.setViewport(reveal(v, { x0, y0, x1, y1 }, this.el.clientWidth, this.el.clientHeight));
+  }
+
+  get currentViewport(): Viewport {
+    return this.viewport;
+  }
+
+  private setViewport(v: Viewport): void {
+    this.viewport = v;
+    this.stage.style.transform = cssTransform(v);
+  }
+
+  private bindPointer(): void {
+    let press: { id: number; x: number; y: number; last: [number, number]; target: EventTarget | null } | null = null;
+    let panning = false;
+    this.listeners.on(this.el, "pointerdown", (e: PointerEvent) => {
+      if (e.button !== 0) return;
+      press = { id: e.pointerId, x: e.clientX, y: e.clientY, last: [e.clientX, e.clientY], target: e.target };
+      this.events.pressed();
+      panning = false;
+      this.el.setPointerCapture?.(e.pointerId);
+    });
+    this.listeners.on(this.el, "pointermove", (e: PointerEvent) => {
+      if (!press || e.pointerId !== press.id) return;
+      if (!panning && isClick(e.clientX - press.x, e.clientY - press.y)) return;
+      panning = true;
+      this.el.classList.add("gl-panning");
+      this.setViewport(panBy(this.viewport, e.clientX - press.last[0], e.clientY - press.last[1]));
+      press.last = [e.clientX, e.clientY];
+    });
+    const release = (e: PointerEvent, cancelled: boolean): void => {
+      if (!press || e.pointerId !== press.id) return;
+      const { target } = press;
+      press = null;
+      this.el.classList.remove("gl-panning");
+      this.el.releasePointerCapture?.(e.pointerId);
+      if (panning || cancelled) return;
+      const svg = this.svg as (SVGSVGElement & ElementLike) | null;
+      const hit = target instanceof Element ? hitTest(target as Element & ElementLike, this.isKnown, svg) : null;
+      this.events.select(hit ? hit.id : null, e.shiftKey);
+    };
+    this.listeners.on(this.el, "pointerup", (e: PointerEvent) => release(e, false));
+    this.listeners.on(this.el, "pointercancel", (e: PointerEvent) => release(e, true));
+    this.listeners.on(
+      this.el,
+      "wheel",
+      (e: WheelEvent) => {
+        if (!(e.ctrlKey || e.metaKey || this.events.wheelZooms())) return;
+        e.preventDefault();
+        const rect = this.el.getBoundingClientRect();
+        this.setViewport(
+          zoomAt(this.viewport, wheelFactor(e.deltaY, e.deltaMode), e.clientX - rect.left, e.clientY - rect.top),
+        );
+      },
+      { passive: false },
+    );
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.listeners.dispose();
+    this.el.remove();
+  }
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,440 @@
+"""``GraphEditor``: the notebook widget that edits a :class:`graphlab.Graph` in place.
+
+The widget and Python share one model, the ``Graph``. The traits below are the wire contract
+(mirrored in ``extension/src/protocol.ts``); Python is their only writer, except ``error``, which
+the front-end may clear. The front-end asks for edits with custom messages (see
+:mod:`graphlab.widget.messages`); each edit is one call on the graph's editing API, refused edits
+change nothing and say why in ``error``, and changes made to the graph from Python show in the
+widget through ``graph.observe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import anywidget
+import traitlets
+
+from graphlab.diagnostics import Diagnostic
+from graphlab.errors import GraphlabError
+from graphlab.graph import Graph, GraphChange, GraphState, SequenceUse
+from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
+from graphlab.spec import Arg
+from graphlab.widget.history import History
+from graphlab.widget.messages import Message, MessageError, parse_message, request_of
+from graphlab.widget.view import diagnostic_view, graph_view, palette_view
+
+_log = logging.getLogger(__name__)
+
+_STATIC = Path(__file__).parent / "static"
+_BUNDLE = _STATIC / "widget.js"
+_STYLES = _STATIC / "widget.css"
+
+#: Shown in place of the editor when the front-end bundle was not built.
+_MISSING_BUNDLE = """
+export function render({ el }) {
+  el.innerHTML = "<pre style='color:#b00020;white-space:pre-wrap'>graphlab's widget front-end is not " +
+    "built (graphlab/widget/static/widget.js is missing).\\nBuild it with `make frontend`, or " +
+    "`npm ci && npm run build` in extension/, then restart the kernel.</pre>";
+}
+export default { render };
+"""
+
+Access = Literal["auto", "vulkan", "ast"]
+
+
+class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
+    """An editor for a graph: palette, drawing, bindings, sequences, undo. Make one with :func:`editor`."""
+
+    _esm = _BUNDLE if _BUNDLE.is_file() else _MISSING_BUNDLE
+    if _STYLES.is_file():
+        _css = _STYLES
+
+    graph = traitlets.Dict().tag(sync=True)
+    """JSON view of the model: ``{name, version, args, nodes, body}`` (``GraphView``)."""
+    palette = traitlets.List(traitlets.Dict()).tag(sync=True)
+    """Kernels that can be added: ``[{name, ref, params, returns, dispatchable, why_not}]``."""
+    dot = traitlets.Unicode("").tag(sync=True)
+    """The drawing, as DOT source the front-end lays out with WebAssembly Graphviz."""
+    diagnostics = traitlets.List(traitlets.Dict()).tag(sync=True)
+    """What validation found: ``[{code, severity, message, node, arg, hint}]``."""
+    error = traitlets.Unicode("").tag(sync=True)
+    """Why the last edit was refused (empty when it was not); the front-end may clear it."""
+    selected = traitlets.Unicode("").tag(sync=True)
+    """The selected node id, or ``""``."""
+    history = traitlets.Dict().tag(sync=True)
+    """Labels of what undo and redo would do: ``{undo: [...], redo: [...]}``, the next one last."""
+
+    _unsubscribe: Callable[[], None] | None = None
+
+    def __init__(
+        self,
+        graph: Graph,
+        kernels: Any = None,
+        *,
+        access: Access = "auto",
+        history_limit: int = 200,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(graph, Graph):
+            raise TypeError(f"GraphEditor edits a graphlab.Graph, got {type(graph).__name__}")
+        super().__init__(**kwargs)
+        self._graph = graph
+        self._kernels = KernelRegistry(kernels) if kernels is not None else KernelRegistry()
+        self._access: Access = access
+        self._history: History[GraphState] = History(limit=history_limit)
+        self._applying = False
+        self._pending: list[GraphChange] = []
+        self._flush_scheduled = False
+        self._state = graph.snapshot()
+        ref = weakref.ref(self)
+
+        def on_change(change: GraphChange) -> None:
+            editor = ref()
+            if editor is None:
+                unsubscribe()
+            else:
+                editor._on_graph_change(change)
+
+        unsubscribe = graph.observe(on_change)
+        self._unsubscribe = unsubscribe
+        self.on_msg(self._on_message)
+        self._sync()
+
+    # --- public ----------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> Graph:
+        """The graph being edited (the same object the notebook holds)."""
+        return self._graph
+
+    def close(self) -> None:
+        """Stop following the graph and close the widget."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        super().close()
+
+    def handle_message(self, content: Any) -> dict[str, Any]:
+        """Act on one front-end message and return the reply (also sent to the front-end).
+
+        The widget's comm calls this for every custom message; tests and scripts may call it too.
+        """
+        reply = self._handle(content)
+        self.send(reply)
+        return reply
+
+    # --- traits ------------------------------------------------------------------------------------
+
+    @traitlets.validate("selected")
+    def _valid_selection(self, proposal: dict[str, Any]) -> str:
+        node = proposal["value"]
+        if node and not self._exists(node):
+            raise traitlets.TraitError(f"cannot select {node!r}: graph {self._graph.name!r} has no such node")
+        return node
+
+    def _palette_kernels(self) -> list[KernelInfo]:
+        kernels = {info.ref: info for info in self._kernels}
+        for info in self._graph.kernels:
+            kernels.setdefault(info.ref, info)
+        return list(kernels.values())
+
+    def _diagnostics(self) -> list[Diagnostic]:
+        from graphlab.check import validate
+
+        try:
+            return validate(self._graph, access=self._access)
+        except Exception as exc:  # a failing checker must not take the editor down
+            _log.exception("graphlab: validation failed in the widget")
+            message = f"validation failed: {type(exc).__name__}: {exc}"
+            return [Diagnostic("GL000", "error", message, hint="a bug in graphlab's checker; please report it")]
+
+    def _dot(self, diagnostics: list[Diagnostic]) -> str:
+        from graphlab.render import render
+
+        try:
+            return render(self._graph, diagnostics=diagnostics, access=self._access).source
+        except Exception as exc:  # show the rest of the editor even if the drawing fails
+            _log.exception("graphlab: rendering failed in the widget")
+            reason = f"drawing failed: {type(exc).__name__}: {exc}".replace("\\", "\\\\").replace('"', '\\"')
+            return f'digraph {{ label="{reason}" }}'
+
+    def _sync(self) -> None:
+        """Refresh every trait from the model (one message to the front-end)."""
+        graph = self._graph
+        diagnostics = self._diagnostics()
+        with self.hold_sync():
+            self.graph = graph_view(graph)
+            self.palette = palette_view(self._palette_kernels())
+            self.dot = self._dot(diagnostics)
+            self.diagnostics = [diagnostic_view(d) for d in diagnostics]
+            self.history = self._history.labels()
+            if self.selected and not self._exists(self.selected):
+                self.selected = ""
+        self._state = graph.snapshot()
+
+    # --- changes made in Python ----------------------------------------------------------------------
+
+    def _on_graph_change(self, change: GraphChange) -> None:
+        if self._applying:
+            return
+        self._pending.append(change)
+        if self._flush_scheduled:
+            return
+        loop = _running_loop()
+        if loop is None:
+            self._flush()
+        else:
+            # In a notebook cell: draw once after the cell, however many edits it made.
+            self._flush_scheduled = True
+            loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Show changes made from Python, as one undoable step."""
+        self._flush_scheduled = False
+        if not self._pending:
+            return
+        changes, self._pending = self._pending, []
+        if len(changes) == 1:
+            change = changes[0]
+            what = change.node or change.detail.get("arg") or change.detail.get("new") or ""
+            label = " ".join(filter(None, [change.kind.replace("_", " "), str(what), "(in Python)"]))
+        else:
+            label = f"{len(changes)} edits in Python"
+        self._history.record(label, self._state)
+        self._sync()
+
+    # --- messages from the front-end -----------------------------------------------------------------
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        self.handle_message(content)
+
+    def _handle(self, content: Any) -> dict[str, Any]:
+        self._flush()
+        request = request_of(content)
+        try:
+            message = parse_message(content)
+        except MessageError as exc:
+            return self._refuse(request, f"message ignored: {exc}")
+        if message.kind == "select":
+            node = message["node"]
+            if node is not None and not self._exists(node):
+                return self._refuse(request, self._stale(node), set_error=False)
+            self.selected = node or ""
+            return _reply(request)
+        if message.kind in ("undo", "redo"):
+            return self._undo_redo(message)
+        return self._edit(message)
+
+    def _edit(self, message: Message) -> dict[str, Any]:
+        graph = self._graph
+        stale = [n for n in _node_refs(message) if not self._exists(n)]
+        if stale:
+            return self._refuse(message.request, self._stale(stale[0]))
+        before = graph.snapshot()
+        version = graph.version
+        self._applying = True
+        try:
+            label, selection = self._apply(message)
+        except (GraphlabError, KeyError) as exc:
+            self._rollback(before, version)
+            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            return self._refuse(message.request, f"{_OP_VERB[message.op or '']} refused: {reason}")
+        except Exception as exc:
+            self._rollback(before, version)
+            _log.exception("graphlab: the widget's %s edit failed", message.op)
+            return self._refuse(message.request, f"{message.op} failed (a graphlab bug): {type(exc).__name__}: {exc}")
+        finally:
+            self._applying = False
+        self._history.record(label, before)
+        with self.hold_sync():
+            self.error = ""
+            self._sync()
+            self.selected = selection if selection and self._exists(selection) else ""
+        return _reply(message.request)
+
+    def _rollback(self, before: GraphState, version: int) -> None:
+        if self._graph.version != version:
+            self._applying = True
+            try:
+                self._graph.restore(before)
+            finally:
+                self._applying = False
+            self._sync()
+
+    def _apply(self, message: Message) -> tuple[str, str | None]:
+        """Do one edit through the graph's API; returns (history label, node to select)."""
+        graph = self._graph
+        op = message.op
+        if op == "dispatch":
+            info = self._resolve(message["kernel"])
+            node_id = graph.insert(
+                info, index=message["index"], into=message["into"], name=message["name"], bindings=message["bindings"]
+            )
+            return f"add {node_id}", node_id
+        if op == "remove":
+            node_id = message["node"]
+            after = self._neighbour(node_id)
+            graph.remove(node_id)
+            return f"delete {node_id}", after
+        if op == "move":
+            node_id = message["node"]
+            new_id = graph.move(node_id, message["index"])
+            return f"move {node_id} to position {message['index'] + 1}", new_id
+        if op == "rebind":
+            node_id, param, arg = message["node"], message["param"], message["arg"]
+            graph.rebind(node_id, param, arg)
+            return (f"bind {node_id}.{param} to {arg}" if arg else f"unbind {node_id}.{param}"), node_id
+        if op == "rename":
+            node_id = message["node"]
+            new_id = graph.rename(node_id, message["name"])
+            return f"rename {node_id} to {message['name']}", new_id
+        if op == "set_repeat":
+            graph.set_repeat(message["node"], message["repeat"])
+            return f"repeat {message['node']} \u00d7{message['repeat']}", message["node"]
+        if op == "group":
+            nodes = message["nodes"]
+            new_id = graph.group(nodes, message["name"], repeat=message["repeat"])
+            return f"group {len(nodes)} node(s) into {message['name']}", new_id
+        if op == "new_arg":
+            spec = dict(message["arg"])
+            spec["element_shape"] = tuple(spec["element_shape"])
+            if spec["shape"] is not None:
+                spec["shape"] = tuple(spec["shape"])
+            arg = graph.declare(Arg(**spec))
+            bind = message["bind"]
+            if bind is None:
+                return f"new arg {arg.name}", self.selected or None
+            graph.rebind(bind["node"], bind["param"], arg.name)
+            return f"new arg {arg.name} for {bind['node']}.{bind['param']}", bind["node"]
+        raise MessageError(f"unknown edit op {op!r}")  # parse_message lets none through
+
+    def _undo_redo(self, message: Message) -> dict[str, Any]:
+        history = self._history
+        if not (history.can_undo if message.kind == "undo" else history.can_redo):
+            return self._refuse(message.request, f"nothing to {message.kind}", set_error=False)
+        current = self._graph.snapshot()
+        state = history.undo(current) if message.kind == "undo" else history.redo(current)
+        self._applying = True
+        try:
+            self._graph.restore(state)
+        finally:
+            self._applying = False
+        with self.hold_sync():
+            self.error = ""
+            self._sync()
+        return _reply(message.request)
+
+    def _refuse(self, request: int | None, reason: str, *, set_error: bool = True) -> dict[str, Any]:
+        if set_error:
+            self.error = reason
+        return _reply(request, reason)
+
+    # --- helpers ---------------------------------------------------------------------------------------
+
+    def _resolve(self, ref: str) -> KernelInfo:
+        registry = KernelRegistry(self._palette_kernels())
+        return registry.resolve(ref)
+
+    def _exists(self, node_id: str) -> bool:
+        try:
+            self._graph.node(node_id)
+        except GraphlabError:
+            return False
+        return True
+
+    def _stale(self, node_id: str) -> str:
+        return (
+            f"node {node_id!r} no longer exists in graph {self._graph.name!r} (it changed since the view was "
+            "drawn); nothing was changed"
+        )
+
+    def _neighbour(self, node_id: str) -> str | None:
+        """The node to select once ``node_id`` is deleted: the next sibling, else the previous, else the parent."""
+        parent = node_id.rsplit("/", 1)[0] if "/" in node_id else None
+        if parent is None:
+            names = [n.name for n in self._graph.body]
+        else:
+            use = self._graph.node(parent)
+            names = [n.name for n in self._graph.sequences[use.sequence]] if isinstance(use, SequenceUse) else []
+        i = names.index(node_id.rsplit("/", 1)[-1])
+        if i + 1 < len(names):
+            name = names[i + 1]
+        elif i > 0:
+            name = names[i - 1]
+        else:
+            return parent
+        return f"{parent}/{name}" if parent else name
+
+
+_OP_VERB = {
+    "dispatch": "adding the dispatch",
+    "remove": "deleting",
+    "move": "moving",
+    "rebind": "binding",
+    "rename": "renaming",
+    "set_repeat": "setting the repeat count",
+    "group": "grouping",
+    "new_arg": "declaring the arg",
+    "": "the edit",
+}
+
+
+def _node_refs(message: Message) -> list[str]:
+    """Node ids an edit refers to (checked for staleness before anything is done)."""
+    fields = message.fields or {}
+    refs = [fields[k] for k in ("node", "into") if isinstance(fields.get(k), str)]
+    refs += list(fields.get("nodes") or [])
+    if isinstance(fields.get("bind"), dict):
+        refs.append(fields["bind"]["node"])
+    return refs
+
+
+def _reply(request: int | None, error: str | None = None) -> dict[str, Any]:
+    return {"kind": "reply", "request": request, "ok": error is None, "error": error}
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _notebook_kernels() -> dict[str, Any]:
+    """The ``@ti.kernel``s defined in the notebook (``__main__``)."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    found: dict[str, Any] = {}
+    for name, value in list(vars(main).items()) if main is not None else []:
+        try:
+            if is_kernel(value):
+                found[name] = value
+        except Exception:  # an object whose attribute lookup fails is not a kernel
+            continue
+    return found
+
+
+def editor(graph: Graph, kernels: Any = None, *, access: Access = "auto") -> GraphEditor:
+    """Open the widget on ``graph``; edits in the widget and in Python show in both.
+
+    Parameters
+    ----------
+    graph
+        The graph to edit, in place.
+    kernels
+        What the palette offers besides the kernels the graph already uses: a module, a dict
+        (``globals()``), a list of ``@ti.kernel``s or a :class:`~graphlab.KernelRegistry`. By
+        default, the ``@ti.kernel``s defined in the notebook.
+    access
+        How validation learns what each kernel reads and writes (see :func:`graphlab.check.validate`).
+    """
+    if kernels is None:
+        kernels = _notebook_kernels()
+    return GraphEditor(graph, kernels, access=access)
