@@ -39,7 +39,7 @@ def to_dict(graph: Graph) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "name": graph.name,
-        "args": [_arg_dict(arg) for arg in graph.args.values()],
+        "args": [arg.to_dict() for arg in graph.args.values()],
         "sequences": [
             {"name": name, "body": [_node_dict(node) for node in body]} for name, body in graph.sequences.items()
         ],
@@ -64,19 +64,6 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _arg_dict(arg: Any) -> dict[str, Any]:
-    return {
-        "name": arg.name,
-        "kind": arg.kind,
-        "dtype": arg.dtype,
-        "ndim": arg.ndim,
-        "element_shape": list(arg.element_shape),
-        "fmt": arg.fmt,
-        "role": arg.role,
-        "shape": None if arg.shape is None else list(arg.shape),
-    }
 
 
 def _node_dict(node: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,7 +181,7 @@ def _add_body(
         previous = _last_dispatch(graph, node, node_id) or previous
 
 
-def _fold_rest(dot: Any, rest: list[Any], prefix: str, previous: str | None) -> None:
+def _fold_rest(dot: Any, rest: Sequence[Any], prefix: str, previous: str | None) -> None:
     """One node standing for what is past the drawing budget (Graphviz cannot lay out 10,000 nodes)."""
     fold_id = f"{prefix}..."
     names = ", ".join(n.name for n in rest[:5]) + (", ..." if len(rest) > 5 else "")

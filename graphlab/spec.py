@@ -11,7 +11,7 @@ import dataclasses
 import keyword
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from graphlab.errors import GraphError
 
@@ -118,6 +118,19 @@ class Arg:
             other.element_shape,
             other.fmt,
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain, JSON-ready data (the graph file and the widget use it)."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "dtype": self.dtype,
+            "ndim": self.ndim,
+            "element_shape": list(self.element_shape),
+            "fmt": self.fmt,
+            "role": self.role,
+            "shape": None if self.shape is None else list(self.shape),
+        }
 
     def describe(self) -> str:
         """A short human description: ``ndarray f32 vec2, ndim=1``."""

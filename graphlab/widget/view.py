@@ -19,17 +19,7 @@ if TYPE_CHECKING:
 
 def arg_view(arg: Arg) -> dict[str, Any]:
     """An arg as the ``ArgView`` of protocol.ts."""
-    return {
-        "name": arg.name,
-        "kind": arg.kind,
-        "dtype": arg.dtype,
-        "ndim": arg.ndim,
-        "element_shape": list(arg.element_shape),
-        "fmt": arg.fmt,
-        "role": arg.role,
-        "shape": None if arg.shape is None else list(arg.shape),
-        "label": arg.describe(),
-    }
+    return {**arg.to_dict(), "label": arg.describe()}
 
 
 def param_view(param: Param) -> dict[str, Any]:
