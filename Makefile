@@ -49,7 +49,8 @@ pytest: system python frontend
 test: system python frontend lint pytest
 
 lab: system python frontend
-	$(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) --ServerApp.root_dir=$(CURDIR) notebooks/quickstart.ipynb
+	$(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$(LAB_PORT) --ServerApp.root_dir=$(CURDIR) \
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/quickstart.ipynb
 
 clean:
 	rm -rf $(VENV) extension/node_modules $(BUNDLE)
