@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphlab import export  # a package you call: gl.export(g, "out/mpm88", arch="vulkan")
 from graphlab._version import __version__
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import (
@@ -19,12 +20,14 @@ from graphlab.errors import (
     StaleGraphError,
     ToolMissingError,
 )
-from graphlab.graph import Dispatch, Graph, GraphChange, SequenceBuilder, SequenceUse, Step
+from graphlab.graph import Graph, GraphChange, SequenceBuilder, Step
+from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
 from graphlab.kernels import KernelInfo, KernelRegistry, Param, kernel_info
 from graphlab.spec import Arg
 
 __all__ = [
     "Arg",
+    "Cond",
     "Diagnostic",
     "Dispatch",
     "Graph",
@@ -36,6 +39,7 @@ __all__ = [
     "KernelError",
     "KernelInfo",
     "KernelRegistry",
+    "Loop",
     "Param",
     "SequenceBuilder",
     "SequenceUse",
@@ -43,9 +47,13 @@ __all__ = [
     "Step",
     "ToolMissingError",
     "__version__",
+    "editor",
+    "export",
     "kernel_info",
     "load",
+    "load_module",
     "loads",
+    "verify",
 ]
 
 
@@ -56,8 +64,29 @@ def load(path: Any, *, kernels: Any) -> Graph:
     return _load(path, kernels=kernels)
 
 
+def editor(graph: Graph, kernels: Any = None, **options: Any) -> Any:
+    """Open the notebook widget on ``graph``: edit, debug (``values=``) and export it (see graphlab.widget.editor)."""
+    from graphlab.widget import editor as _editor
+
+    return _editor(graph, kernels, **options)
+
+
 def loads(text: str | bytes, *, kernels: Any) -> Graph:
     """Load a graph from JSON text."""
     from graphlab.graphfile import loads as _loads
 
     return _loads(text, kernels=kernels)
+
+
+def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
+    """Compare an exported module in the C runtime with Taichi's Python frontend (see graphlab.export.verify)."""
+    from graphlab.export.verify import verify as _verify
+
+    return _verify(path, inputs, **options)
+
+
+def load_module(path: Any) -> Any:
+    """Load an exported module into Taichi's C runtime, to run its graphs "as deployed"."""
+    from graphlab.export.cruntime import load_module as _load_module
+
+    return _load_module(path)

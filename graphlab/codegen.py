@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphlab.graph import Dispatch, SequenceUse
+from graphlab.errors import GraphError
+from graphlab.nodes import Dispatch, SequenceUse
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -49,6 +50,11 @@ def arg_code(arg: Arg) -> str:
 
 def to_code(graph: Graph) -> str:
     """Plain ti.graph code that builds and compiles this graph into ``graph_<name>``."""
+    if graph.has_control_flow:
+        raise GraphError(
+            f"graph {graph.name!r} has conditionals or loops, which plain ti.graph cannot express "
+            "(Taichi 1.7.4 has no such nodes); keep it in graphlab, or export it with gl.export"
+        )
     lines = ["import taichi as ti"]
     notebook: list[str] = []
     imports: dict[str, list[str]] = {}

@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from graphlab import taichi_bridge as bridge
+from graphlab.controlflow import ControlEvent, build_program
 from graphlab.errors import GraphError, GraphRunError, StaleGraphError
-from graphlab.graph import Dispatch, SequenceUse
 from graphlab.memory import TempAllocator
+from graphlab.nodes import Dispatch, Node, SequenceUse
 from graphlab.runvalues import ValueChecker
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ class CompiledGraph:
         self._ti_graph = ti_graph
         self._token = token
         self._checker = ValueChecker(graph.name, self.args.values(), written)
-        self.step_count = graph.step_count()
+        self.step_count = None if graph.has_control_flow else graph.step_count()
         frozen = type(graph)(graph.name)
         frozen.restore(graph.snapshot())  # later edits of the graph do not change this compiled one
         self.graph = frozen
@@ -61,6 +62,11 @@ class CompiledGraph:
         self._temps.fill(prepared.values, prepared.dims)
         return prepared
 
+    @property
+    def last_events(self) -> list[ControlEvent]:
+        """Branches taken and loop iterations of the last run (empty without control flow)."""
+        return list(getattr(self._ti_graph, "last_events", []))
+
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         """Run the graph once: ``c.run(x=F_x, v=F_v)`` or ``c.run({"x": F_x, ...})``."""
         prepared = self.prepare(values, **kwargs)
@@ -70,22 +76,41 @@ class CompiledGraph:
 
     def __repr__(self) -> str:
         state = "live" if self.is_current() else "stale"
-        return f"<graphlab.CompiledGraph {self.name!r} on {self.arch}: {self.step_count} dispatches, {state}>"
+        size = "control flow" if self.step_count is None else f"{self.step_count} dispatches"
+        return f"<graphlab.CompiledGraph {self.name!r} on {self.arch}: {size}, {state}>"
 
 
 def compile_graph(graph: Graph) -> CompiledGraph:
-    """Check the graph, then build and compile the ``ti.graph``."""
+    """Check the graph, then build and compile the ``ti.graph`` (several segments with control flow)."""
     graph.check()
-    import taichi as ti
-
     token = bridge.RuntimeToken()
     symbols = {name: bridge.to_graph_arg(arg) for name, arg in graph.args.items()}
+
+    def build_segment(name: str, nodes: list[tuple[str, Node]]) -> Any:
+        return _build(graph, nodes, symbols, name)
+
+    if graph.has_control_flow:
+        compiled: Any = build_program(graph, build_segment, bridge.read_flag)
+    else:
+        compiled = build_segment(graph.name, [(node.name, node) for node in graph.body])
+    from graphlab.dataflow import dataflow_facts
+
+    facts = dataflow_facts(graph)
+    written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & 2}
+    return CompiledGraph(graph, compiled, token, written)
+
+
+def _build(graph: Graph, nodes: list[tuple[str, Node]], symbols: dict[str, Any], name: str) -> Any:
+    """One ti.graph: dispatches, and sequences as Sequentials appended ``repeat`` times."""
+    import taichi as ti
+
     builder = ti.graph.GraphBuilder()
     sequentials: dict[str, Any] = {}
-    for node_id, node in ((n.name, n) for n in graph.body):
+    for node_id, node in nodes:
         if isinstance(node, Dispatch):
             _dispatch(builder, node_id, node, symbols)
             continue
+        assert isinstance(node, SequenceUse)
         seq = sequentials.get(node.sequence)
         if seq is None:
             seq = builder.create_sequential()
@@ -94,14 +119,9 @@ def compile_graph(graph: Graph) -> CompiledGraph:
         for _ in range(node.repeat):
             builder.append(seq)
     try:
-        compiled = builder.compile()
+        return builder.compile()
     except Exception as exc:
-        raise GraphError(f"Taichi could not compile graph {graph.name!r}: {exc}") from exc
-    from graphlab.dataflow import dataflow_facts
-
-    facts = dataflow_facts(graph)
-    written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & 2}
-    return CompiledGraph(graph, compiled, token, written)
+        raise GraphError(f"Taichi could not compile graph {name!r}: {exc}") from exc
 
 
 def _fill(graph: Graph, seq: Any, sequence: str, prefix: str, symbols: dict[str, Any]) -> None:

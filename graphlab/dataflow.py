@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from graphlab.graph import Dispatch, SequenceUse
+from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -117,6 +117,17 @@ def _expand(
         elif isinstance(node, SequenceUse):
             for _ in range(min(node.repeat, 2)):
                 yield from _expand(graph, facts, node.sequence, f"{node_id}/", (*uses, node_id))
+        elif isinstance(node, Cond):
+            # the decision reads the flag; both branches are walked (which one runs is known only at run time)
+            yield TraceEntry(0, node_id, {node.flag: READ}, uses)
+            for segment, sequence in children(node):
+                yield from _expand(graph, facts, sequence, f"{node_id}/{segment}", (*uses, node_id))
+        elif isinstance(node, Loop):
+            for _ in range(2):  # enough to see what one iteration carries into the next
+                yield from _expand(graph, facts, node.body, f"{node_id}/", (*uses, node_id))
+                decision = node.while_ or node.count
+                if decision and graph.args.get(decision) is not None and graph.args[decision].is_buffer:
+                    yield TraceEntry(0, node_id, {decision: READ}, uses)
 
 
 def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:
@@ -127,11 +138,40 @@ def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:
     for node_id, node in graph.nodes():
         parent = node_id.rsplit("/", 1)[0] if "/" in node_id else None
         if isinstance(node, SequenceUse):
-            sequences[node_id] = {"sequence": node.sequence, "repeat": node.repeat, "parent": parent, "members": []}
-            continue
-        flow.add_node(node_id, kind="dispatch", kernel=node.kernel.name, sequence=parent)
-        if parent is not None:
-            sequences[parent]["members"].append(node_id)  # type: ignore[attr-defined]
+            sequences[node_id] = {
+                "kind": "sequence",
+                "sequence": node.sequence,
+                "repeat": node.repeat,
+                "parent": parent,
+                "members": [],
+            }
+        elif isinstance(node, Loop):
+            sequences[node_id] = {
+                "kind": "loop",
+                "sequence": node.body,
+                "while": node.while_,
+                "count": node.count,
+                "max_iter": node.max_iter,
+                "parent": parent,
+                "members": [],
+            }
+            flow.add_node(node_id, kind="decision", control="loop", sequence=parent)
+        elif isinstance(node, Cond):
+            for segment, sequence in children(node):
+                sequences[f"{node_id}/{segment.rstrip('/')}"] = {
+                    "kind": "branch",
+                    "sequence": sequence,
+                    "cond": node_id,
+                    "flag": node.flag,
+                    "parent": parent,
+                    "members": [],
+                }
+            flow.add_node(node_id, kind="decision", control="cond", sequence=parent)
+            flow.add_edge(f"arg:{node.flag}", node_id, kind="read", order=-1)
+        else:
+            flow.add_node(node_id, kind="dispatch", kernel=node.kernel.name, sequence=parent)
+            if parent is not None and parent in sequences:
+                sequences[parent]["members"].append(node_id)  # type: ignore[attr-defined]
     flow.graph["sequences"] = sequences
     for name, arg in graph.args.items():
         if arg.is_buffer:
@@ -172,8 +212,7 @@ def _add_dependencies(flow: nx.DiGraph, facts: DataflowFacts) -> None:
                     data["args"].add(arg)
                     data["carried"] = data["carried"] and carried
                 else:
-                    flow.add_edge(source.node_id, entry.node_id, kind="dep", hazard=hazard, args={arg},
-                                  carried=carried)  # fmt: skip
+                    flow.add_edge(source.node_id, entry.node_id, kind="dep", hazard=hazard, args={arg}, carried=carried)
             if flags & WRITE:
                 last_write[arg] = entry
                 reads_since[arg] = []

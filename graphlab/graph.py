@@ -16,16 +16,18 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import networkx as nx
 
 from graphlab.errors import GraphError, KernelError
 from graphlab.kernels import KernelInfo, kernel_info
+from graphlab.nodes import CONTROL, Cond, Dispatch, Loop, Node, SequenceUse, children, renamed
 from graphlab.spec import Arg, Dim, Role
 
 if TYPE_CHECKING:
     from graphlab.compiled import CompiledGraph
+    from graphlab.debug.session import DebugSession
     from graphlab.diagnostics import Diagnostic
     from graphlab.memory import MemoryPlan
 
@@ -34,36 +36,6 @@ RenderView = Literal["program", "dataflow", "unrolled"]
 _NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(#[0-9]+)?$")
 MAX_REPEAT = 10_000_000
 _TOP = ""  # the top level in the containment graph (sequence names are never empty)
-
-
-@dataclass(frozen=True)
-class Dispatch:
-    """A kernel launch; ``bindings`` maps each parameter (in order) to an arg name or None."""
-
-    name: str
-    kernel: KernelInfo
-    bindings: tuple[tuple[str, str | None], ...]
-
-    def binding(self, param: str) -> str | None:
-        """The arg bound to ``param`` (None when unbound)."""
-        return dict(self.bindings).get(param)
-
-    @property
-    def bound(self) -> dict[str, str | None]:
-        """Bindings as a dict, in parameter order."""
-        return dict(self.bindings)
-
-
-@dataclass(frozen=True)
-class SequenceUse:
-    """A use of a named sequence, run ``repeat`` times in a row."""
-
-    name: str
-    sequence: str
-    repeat: int = 1
-
-
-Node = Dispatch | SequenceUse
 
 
 @dataclass(frozen=True)
@@ -95,6 +67,9 @@ class GraphState:
     sequences: tuple[tuple[str, tuple[Node, ...]], ...]
 
 
+Into = Union[str, "SequenceBuilder", None]
+
+
 class _Same:
     """Marker for :meth:`Graph.move`: keep the node in its own container."""
 
@@ -102,22 +77,22 @@ class _Same:
 class SequenceBuilder:
     """A handle on a sequence definition: dispatch into it, nest sequences, use it as a context."""
 
-    def __init__(self, graph: Graph, name: str, use_id: str) -> None:
+    def __init__(self, graph: Graph, name: str, use_id: str | None) -> None:
         self._graph = graph
         self.name = name
         self.id = use_id
 
     def dispatch(self, kernel: Any, *args: Any, name: str | None = None, **bindings: Any) -> str:
         """Append a dispatch to this sequence (see :meth:`Graph.dispatch`); returns its node id."""
-        return self._graph._add_dispatch(self.id, kernel, args, bindings, name)
+        return self._graph._add_dispatch(self, kernel, args, bindings, name)
 
     def sequence(self, name: str, repeat: int = 1) -> SequenceBuilder:
         """Define a nested sequence and use it here ``repeat`` times."""
-        return self._graph._new_sequence(self.id, name, repeat)
+        return self._graph._new_sequence(self, name, repeat)
 
     def append(self, sequence: str | SequenceBuilder, repeat: int = 1, *, name: str | None = None) -> str:
         """Use an existing sequence inside this one."""
-        return self._graph.append(sequence, repeat, into=self.id, name=name)
+        return self._graph.append(sequence, repeat, into=self, name=name)
 
     def __enter__(self) -> SequenceBuilder:
         return self
@@ -191,11 +166,23 @@ class Graph:
         for node in self._container(container):
             node_id = f"{prefix}{node.name}"
             yield node_id, node
-            if isinstance(node, SequenceUse):
-                yield from self._walk(node.sequence, f"{node_id}/")
+            for segment, sequence in children(node):
+                yield from self._walk(sequence, f"{node_id}/{segment}")
+
+    @property
+    def has_control_flow(self) -> bool:
+        """Whether the graph holds conditionals or loops (its steps then depend on run-time flags)."""
+        return any(isinstance(node, CONTROL) for _, node in self.nodes())
 
     def steps(self) -> list[Step]:
-        """The unrolled dispatches in launch order (cached until the next edit)."""
+        """The unrolled dispatches in launch order (cached until the next edit).
+
+        Raises GraphError for a graph with control flow: which steps run depends on its flags.
+        """
+        if self.has_control_flow:
+            raise GraphError(
+                f"graph {self.name!r} has conditionals or loops: its steps depend on flags read at run time"
+            )
         cached = self._cache.get("steps")
         if cached is None:
             cached = []
@@ -215,24 +202,31 @@ class Graph:
                     self._unroll(node.sequence, f"{prefix}{node.name}[{k}]/", f"{use_id}/", (*reps, (use_id, k)), out)
 
     def step_count(self) -> int:
-        """Number of dispatches of the unrolled graph, without unrolling it."""
+        """Number of dispatches of the unrolled graph, without unrolling it (see :meth:`steps`)."""
+        if self.has_control_flow:
+            self.steps()  # raises with the reason
         return self._count(None)
 
     def _count(self, container: str | None) -> int:
         total = 0
         for node in self._container(container):
-            total += 1 if isinstance(node, Dispatch) else node.repeat * self._count(node.sequence)
+            if isinstance(node, Dispatch):
+                total += 1
+            elif isinstance(node, SequenceUse):
+                total += node.repeat * self._count(node.sequence)
         return total
 
     def uses_of(self, arg_name: str) -> list[tuple[str, str]]:
-        """``(node id, parameter)`` pairs where ``arg_name`` is bound."""
-        return [
-            (node_id, param)
-            for node_id, node in self.nodes()
-            if isinstance(node, Dispatch)
-            for param, bound in node.bindings
-            if bound == arg_name
-        ]
+        """``(node id, parameter)`` pairs where ``arg_name`` is used (``flag``/``while``/``count`` for control)."""
+        uses = []
+        for node_id, node in self.nodes():
+            if isinstance(node, Dispatch):
+                uses += [(node_id, param) for param, bound in node.bindings if bound == arg_name]
+            elif isinstance(node, Cond) and node.flag == arg_name:
+                uses.append((node_id, "flag"))
+            elif isinstance(node, Loop) and arg_name in (node.while_, node.count):
+                uses.append((node_id, "while" if node.while_ == arg_name else "count"))
+        return uses
 
     # --- args ---------------------------------------------------------------------------------
 
@@ -384,36 +378,121 @@ class Graph:
         return self._new_sequence(None, name, repeat)
 
     def append(
-        self, sequence: str | SequenceBuilder, repeat: int = 1, *, into: str | None = None, name: str | None = None
+        self, sequence: str | SequenceBuilder, repeat: int = 1, *, into: Into = None, name: str | None = None
     ) -> str:
         """Use an already defined sequence again, at the end of ``into`` (a sequence use id)."""
-        seq_name = sequence.name if isinstance(sequence, SequenceBuilder) else sequence
-        if seq_name not in self._sequences:
-            known = ", ".join(self._sequences) or "none"
-            raise GraphError(f"no sequence {seq_name!r} is defined; defined sequences: {known}")
-        container = self._container_of_use(into)
+        seq_name = self._sequence_name(sequence)
+        container, parent = self._resolve_into(into)
         self._check_no_cycle(container, seq_name)
         use = SequenceUse(self._unique(container, name or seq_name), seq_name, _check_repeat(repeat))
-        self._container(container).append(use)
-        node_id = _join(into, use.name)
+        return self._place(container, parent, use)
+
+    def define(self, name: str) -> SequenceBuilder:
+        """Define a sequence without using it yet: a body for :meth:`cond` or :meth:`loop`.
+
+        Dispatches into it return their node names; their ids follow from where it is used.
+        """
+        self._check_sequence_name(name)
+        self._sequences[name] = []
+        self._changed("sequence_defined", detail={"sequence": name})
+        return SequenceBuilder(self, name, None)
+
+    def cond(
+        self,
+        flag: Arg | str,
+        then: str | SequenceBuilder,
+        else_: str | SequenceBuilder | None = None,
+        *,
+        name: str = "cond",
+        into: Into = None,
+    ) -> str:
+        """Run ``then`` when the one-element i32 ndarray ``flag`` is non-zero on the device, else ``else_``.
+
+        The host reads the flag between compiled segments. Returns the node id; the branches' nodes
+        are ``<id>/then/<node>`` and ``<id>/else/<node>``.
+        """
+        flag_name = self._arg_name(flag)
+        node = Cond("", flag_name, self._sequence_name(then), None if else_ is None else self._sequence_name(else_))
+        return self._place_structure(node, name, into)
+
+    def loop(
+        self,
+        body: str | SequenceBuilder,
+        *,
+        while_: Arg | str | None = None,
+        count: Arg | str | None = None,
+        max_iter: int | None = None,
+        name: str = "loop",
+        into: Into = None,
+    ) -> str:
+        """Repeat ``body``: ``count`` times (a scalar i32 arg), or while the flag ``while_`` is non-zero.
+
+        A ``while_`` loop is bounded: ``max_iter`` is required. Iteration k of a body node is the
+        step ``<id>/iter[k]/<node>``.
+        """
+        if (while_ is None) == (count is None):
+            raise GraphError("loop(): give exactly one of while_=flag or count=n_arg")
+        if while_ is not None and max_iter is None:
+            raise GraphError("GL022: a while_ loop needs max_iter=N, so a flag that never clears cannot hang the run")
+        if max_iter is not None:
+            max_iter = _check_repeat(max_iter)
+        node = Loop(
+            "",
+            self._sequence_name(body),
+            None if while_ is None else self._arg_name(while_),
+            None if count is None else self._arg_name(count),
+            max_iter,
+        )
+        return self._place_structure(node, name, into)
+
+    def _place_structure(self, node: Cond | Loop, name: str, into: Into) -> str:
+        container, parent = self._resolve_into(into)
+        for _, sequence in children(node):
+            self._check_no_cycle(container, sequence)
+        return self._place(container, parent, renamed(node, self._unique(container, name)))
+
+    def _place(self, container: str | None, parent: str | None, node: Node) -> str:
+        self._container(container).append(node)
+        node_id = _join(parent, node.name)
         self._changed("node_added", node_id)
         return node_id
 
-    def _new_sequence(self, into: str | None, name: str, repeat: int) -> SequenceBuilder:
+    def _sequence_name(self, sequence: str | SequenceBuilder) -> str:
+        seq_name = sequence.name if isinstance(sequence, SequenceBuilder) else sequence
+        if seq_name not in self._sequences:
+            known = ", ".join(self._sequences) or "none"
+            raise GraphError(f"no sequence {seq_name!r} is defined (g.define or g.sequence); defined: {known}")
+        return seq_name
+
+    def _arg_name(self, arg: Arg | str) -> str:
+        name = arg.name if isinstance(arg, Arg) else arg
+        self._arg(name)
+        return name
+
+    def _check_sequence_name(self, name: str) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise GraphError(f"sequence name {name!r} must be an identifier")
         if name in self._sequences:
             raise GraphError(f"sequence {name!r} is already defined; use it again with g.append({name!r}, repeat=...)")
-        container = self._container_of_use(into)
-        use = SequenceUse(self._unique(container, name), name, _check_repeat(repeat))
+
+    def _new_sequence(self, into: Into, name: str, repeat: int, use_name: str | None = None) -> SequenceBuilder:
+        self._check_sequence_name(name)
+        container, parent = self._resolve_into(into)
+        use = SequenceUse(self._unique(container, use_name or name), name, _check_repeat(repeat))
         self._sequences[name] = []
-        self._container(container).append(use)
-        node_id = _join(into, use.name)
-        self._changed("node_added", node_id)
+        node_id = self._place(container, parent, use)
         return SequenceBuilder(self, name, node_id)
 
+    def _resolve_into(self, into: Into) -> tuple[str | None, str | None]:
+        """(container sequence name or None for the top, id prefix or None) for an ``into`` argument."""
+        if into is None:
+            return None, None
+        if isinstance(into, SequenceBuilder):
+            return into.name, into.id
+        return self._container_of_use(into), into
+
     def _add_dispatch(
-        self, into: str | None, kernel: Any, args: Sequence[Any], bindings: Mapping[str, Any], name: str | None
+        self, into: Into, kernel: Any, args: Sequence[Any], bindings: Mapping[str, Any], name: str | None
     ) -> str:
         info = kernel_info(kernel)
         if not info.dispatchable:
@@ -441,7 +520,7 @@ class Graph:
         kernel: Any,
         *,
         index: int | None = None,
-        into: str | None = None,
+        into: Into = None,
         name: str | None = None,
         bindings: Mapping[str, Any] | None = None,
     ) -> str:
@@ -453,21 +532,22 @@ class Graph:
         for param, value in (bindings or {}).items():
             info.param(param)
             resolved[param] = None if value is None else self._bind_value(info, param, value)
-        container = self._container_of_use(into)
+        container, parent = self._resolve_into(into)
         body = self._container(container)
         position = _check_index(index, len(body) + 1, "insert")
         node = Dispatch(self._unique(container, name or info.name), info, tuple(resolved.items()))
         body.insert(position, node)
-        node_id = _join(into, node.name)
+        node_id = _join(parent, node.name)
         self._changed("node_added", node_id)
         return node_id
 
     def remove(self, node_id: str) -> None:
         """Remove a node (a sequence use removes the definition too once nothing uses it)."""
         container, index = self._locate(node_id)
+        before = self._reachable()
         node = self._container(container).pop(index)
-        if isinstance(node, SequenceUse):
-            self._drop_unused_sequences()
+        if children(node):
+            self._drop_unused_sequences(before)
         self._changed("node_removed", node_id)
 
     def move(self, node_id: str, index: int, *, into: str | type[_Same] | None = _Same) -> str:
@@ -477,8 +557,9 @@ class Graph:
         target_id = parent if into is _Same else into
         target = self._container_of_use(target_id)  # type: ignore[arg-type]
         node = self._container(container)[old_index]
-        if isinstance(node, SequenceUse) and target != container:
-            self._check_no_cycle(target, node.sequence)
+        if target != container:
+            for _, sequence in children(node):
+                self._check_no_cycle(target, sequence)
         body = self._container(container)
         body.pop(old_index)
         try:
@@ -646,6 +727,12 @@ class Graph:
             self._cache["compiled"] = compiled
         compiled.run(values, **kwargs)
 
+    def debug(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
+        """A step debugger over this graph and these run values (see :mod:`graphlab.debug.session`)."""
+        from graphlab.debug.session import DebugSession
+
+        return DebugSession(self, values, **kwargs)
+
     def save(self, path: Any) -> None:
         """Write the graph file (JSON, ``graphlab.graph/1``) atomically."""
         from graphlab.graphfile import save
@@ -665,10 +752,8 @@ class Graph:
         return to_code(self)
 
     def __repr__(self) -> str:
-        return (
-            f"<graphlab.Graph {self.name!r}: {len(self._args)} args, {len(self._body)} top-level nodes, "
-            f"{self.step_count()} dispatches unrolled>"
-        )
+        steps = "control flow" if self.has_control_flow else f"{self.step_count()} dispatches unrolled"
+        return f"<graphlab.Graph {self.name!r}: {len(self._args)} args, {len(self._body)} top-level nodes, {steps}>"
 
     # --- internals -------------------------------------------------------------------------------
 
@@ -698,17 +783,28 @@ class Graph:
         """The sequence definition a use id stands for (None: the top level)."""
         if use_id is None:
             return None
+        if use_id.endswith(("/then", "/else")):
+            parent, branch = use_id.rsplit("/", 1)
+            node = self.node(parent)
+            for segment, sequence in children(node):
+                if segment == f"{branch}/":
+                    return sequence
+            raise GraphError(f"{use_id!r}: {parent!r} has no {branch!r} branch")
         node = self.node(use_id)
-        if not isinstance(node, SequenceUse):
-            raise GraphError(f"{use_id!r} is a dispatch, not a sequence; nodes go into sequences")
-        return node.sequence
+        inner = children(node)
+        if not inner or isinstance(node, Cond):
+            what = "a dispatch" if not inner else "a conditional (name its branch: '.../then')"
+            raise GraphError(f"{use_id!r} is {what}, not a sequence; nodes go into sequences")
+        return inner[0][1]
 
     def _locate(self, node_id: str) -> tuple[str | None, int]:
         if not isinstance(node_id, str) or not node_id:
             raise GraphError(f"node id must be a non-empty string like 'substep/p2g', got {node_id!r}")
         container: str | None = None
         parts = node_id.split("/")
-        for depth, part in enumerate(parts):
+        depth = 0
+        while depth < len(parts):
+            part = parts[depth]
             body = self._container(container)
             index = next((i for i, n in enumerate(body) if n.name == part), None)
             if index is None:
@@ -718,10 +814,22 @@ class Graph:
             if depth == len(parts) - 1:
                 return container, index
             node = body[index]
-            if not isinstance(node, SequenceUse):
+            inner = children(node)
+            if not inner:
                 raise GraphError(f"{'/'.join(parts[: depth + 1])!r} is a dispatch; it has no children")
-            container = node.sequence
-        raise AssertionError("unreachable")  # pragma: no cover
+            if isinstance(node, Cond):
+                depth += 1
+                branch = {segment.rstrip("/"): sequence for segment, sequence in inner}
+                if depth >= len(parts) - 1 or parts[depth] not in branch:
+                    raise GraphError(
+                        f"{node_id!r}: inside conditional {'/'.join(parts[:depth])!r} name a branch "
+                        f"({' or '.join(branch)}), e.g. '{'/'.join(parts[:depth])}/then/<node>'"
+                    )
+                container = branch[parts[depth]]
+            else:
+                container = inner[0][1]
+            depth += 1
+        raise GraphError(f"node id {node_id!r} names a branch, not a node")
 
     def _unique(self, container: str | None, base: str) -> str:
         if not _NODE_NAME.match(base):
@@ -741,8 +849,8 @@ class Graph:
         for name, body in [(_TOP, self._body), *self._sequences.items()]:
             tree.add_node(name)
             for node in body:
-                if isinstance(node, SequenceUse):
-                    tree.add_edge(name, node.sequence)
+                for _, sequence in children(node):
+                    tree.add_edge(name, sequence)
         return tree
 
     def _check_no_cycle(self, container: str | None, sequence: str) -> None:
@@ -754,10 +862,14 @@ class Graph:
                 f"GL015: sequence {sequence!r} cannot be used inside {container!r}: it would contain itself"
             )
 
-    def _drop_unused_sequences(self) -> None:
+    def _drop_unused_sequences(self, before: set[str]) -> None:
+        """Drop definitions that were reachable before an edit and are not any more."""
         reachable = nx.descendants(self._containment(), _TOP)
-        for name in [n for n in self._sequences if n not in reachable]:
+        for name in [n for n in self._sequences if n in before and n not in reachable]:
             del self._sequences[name]
+
+    def _reachable(self) -> set[str]:
+        return set(nx.descendants(self._containment(), _TOP))
 
 
 def _parse_dtype(dtype: Any) -> tuple[str, tuple[int, ...]]:
@@ -788,10 +900,7 @@ def _parent_id(node_id: str) -> str | None:
     return node_id.rsplit("/", 1)[0] if "/" in node_id else None
 
 
-def _renamed(node: Node, name: str) -> Node:
-    if isinstance(node, Dispatch):
-        return Dispatch(name, node.kernel, node.bindings)
-    return SequenceUse(name, node.sequence, node.repeat)
+_renamed = renamed
 
 
 def _with_bindings(node: Dispatch, bindings: Mapping[str, str | None]) -> Dispatch:

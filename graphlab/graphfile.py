@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphError, GraphFileError, KernelError
-from graphlab.graph import Dispatch, Graph
+from graphlab.graph import Graph, Into, SequenceBuilder
 from graphlab.kernels import KernelRegistry, KernelSource
+from graphlab.nodes import Cond, Dispatch, Loop
 from graphlab.spec import MAX_NDIM
 
 FORMAT = "graphlab.graph/1"
@@ -69,6 +70,17 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
 def _node_dict(node: Any) -> dict[str, Any]:
     if isinstance(node, Dispatch):
         return {"type": "dispatch", "name": node.name, "kernel": node.kernel.ref, "bindings": dict(node.bindings)}
+    if isinstance(node, Cond):
+        return {"type": "cond", "name": node.name, "flag": node.flag, "then": node.then, "else": node.else_}
+    if isinstance(node, Loop):
+        return {
+            "type": "loop",
+            "name": node.name,
+            "body": node.body,
+            "while": node.while_,
+            "count": node.count,
+            "max_iter": node.max_iter,
+        }
     return {"type": "sequence", "name": node.name, "sequence": node.sequence, "repeat": node.repeat}
 
 
@@ -162,7 +174,7 @@ class _Reader:
             raise self.fail(bodies[first][0], f"sequence {first!r} is defined but never used")
         return graph
 
-    def body(self, state: _Building, into: str | None, nodes: list[Any], path: str, stack: tuple[str, ...]) -> None:
+    def body(self, state: _Building, into: Into, nodes: list[Any], path: str, stack: tuple[str, ...]) -> None:
         for i, item in enumerate(nodes):
             here = f"{path}[{i}]"
             kind = self.field(item, "type", here, str)
@@ -171,10 +183,14 @@ class _Reader:
                 self.dispatch(state.graph, into, item, here, name)
             elif kind == "sequence":
                 self.sequence_use(state, into, item, here, name, stack)
+            elif kind in ("cond", "loop"):
+                self.control(state, into, item, here, name, stack, kind)
             else:
-                raise self.fail(f"{here}.type", f"unknown node type {kind!r}; expected 'dispatch' or 'sequence'")
+                raise self.fail(
+                    f"{here}.type", f"unknown node type {kind!r}; expected 'dispatch', 'sequence', 'cond' or 'loop'"
+                )
 
-    def dispatch(self, graph: Graph, into: str | None, item: Any, path: str, name: str) -> None:
+    def dispatch(self, graph: Graph, into: Into, item: Any, path: str, name: str) -> None:
         ref = self.field(item, "kernel", path, str)
         try:
             info = self.registry.resolve(ref)
@@ -187,26 +203,58 @@ class _Reader:
         self.guard(path, lambda: graph.insert(info, into=into, name=name, bindings=bindings))
 
     def sequence_use(
-        self, state: _Building, into: str | None, item: Any, path: str, name: str, stack: tuple[str, ...]
+        self, state: _Building, into: Into, item: Any, path: str, name: str, stack: tuple[str, ...]
     ) -> None:
-        seq = self.field(item, "sequence", path, str)
+        seq = self.referenced(state, item, "sequence", path, stack)
         repeat = self.field(item, "repeat", path, int)
-        if seq not in state.bodies:
-            raise self.fail(f"{path}.sequence", f"no sequence {seq!r} is defined in $.sequences")
-        if seq in stack:
-            raise self.fail(f"{path}.sequence", f"GL015: sequence {seq!r} contains itself")
         graph = state.graph
         if seq in state.done:
             self.guard(path, lambda: graph.append(seq, repeat, into=into, name=name))
             return
-        builder = self.guard(path, lambda: graph._new_sequence(into, seq, repeat))
-        if builder.id.rsplit("/", 1)[-1] != name:
-            builder_id = self.guard(path, lambda: graph.rename(builder.id, name))
-        else:
-            builder_id = builder.id
+        builder = self.guard(path, lambda: graph._new_sequence(into, seq, repeat, use_name=name))
+        self.fill(state, seq, builder, stack)
+
+    def control(
+        self, state: _Building, into: Into, item: Any, path: str, name: str, stack: tuple[str, ...], kind: str
+    ) -> None:
+        keys = ("then", "else") if kind == "cond" else ("body",)
+        sequences = {}
+        for key in keys:
+            if key == "else" and item.get("else") is None:
+                sequences[key] = None
+                continue
+            seq = self.referenced(state, item, key, path, stack)
+            if seq not in state.done:
+                builder = self.guard(path, lambda seq=seq: state.graph.define(seq))
+                self.fill(state, seq, builder, stack)
+            sequences[key] = seq
+        graph = state.graph
+        if kind == "cond":
+            flag = self.field(item, "flag", path, str)
+            self.guard(path, lambda: graph.cond(flag, sequences["then"], sequences["else"], name=name, into=into))
+            return
+        while_ = self.field(item, "while", path, str, optional=True)
+        count = self.field(item, "count", path, str, optional=True)
+        max_iter = self.field(item, "max_iter", path, int, optional=True)
+        self.guard(
+            path,
+            lambda: graph.loop(sequences["body"], while_=while_, count=count, max_iter=max_iter, name=name, into=into),
+        )
+
+    def referenced(self, state: _Building, item: Any, key: str, path: str, stack: tuple[str, ...]) -> str:
+        """A sequence name the node refers to, checked against $.sequences and for self-containment."""
+        seq = self.field(item, key, path, str)
+        if seq not in state.bodies:
+            raise self.fail(f"{path}.{key}", f"no sequence {seq!r} is defined in $.sequences")
+        if seq in stack:
+            raise self.fail(f"{path}.{key}", f"GL015: sequence {seq!r} contains itself")
+        return seq
+
+    def fill(self, state: _Building, seq: str, builder: SequenceBuilder, stack: tuple[str, ...]) -> None:
+        """Load a sequence's body into its (new) definition."""
         state.done.add(seq)
         seq_path, seq_body = state.bodies[seq]
-        self.body(state, builder_id, seq_body, f"{seq_path}.body", (*stack, seq))
+        self.body(state, builder, seq_body, f"{seq_path}.body", (*stack, seq))
 
     def arg(self, item: Any, path: str) -> Any:
         from graphlab.spec import Arg

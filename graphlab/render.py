@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import GraphError, ToolMissingError
-from graphlab.graph import Dispatch
+from graphlab.nodes import Cond, Dispatch, Loop, children
 
 if TYPE_CHECKING:
     import graphviz
@@ -166,19 +166,42 @@ def _add_body(
                 node_id, label, **{"shape": "box", "style": "rounded", **_node_style(node_id, marks, highlight, label)}
             )
         else:
-            cluster = f"cluster_{node_id}"
-            with dot.subgraph(name=cluster) as sub:
-                title = f"{node.name} ×{node.repeat:,}" if node.repeat > 1 else node.name
+            with dot.subgraph(name=f"cluster_{node_id}") as sub:
+                title = _structure_title(node)
                 style = _node_style(node_id, marks, highlight, title)
-                sub.attr(
-                    label=title,
-                    style="rounded,dashed",
-                    color=style.get("color", "#888888"),
-                    tooltip=style["tooltip"],
-                    id=node_id,
-                )
-                _add_body(graph, sub, node.sequence, f"{node_id}/", marks, highlight, budget)
+                sub.attr(label=title, style="rounded,dashed", color=style.get("color", "#888888"),
+                         tooltip=style["tooltip"], id=node_id)  # fmt: skip
+                if isinstance(node, (Cond, Loop)):
+                    _decision_node(sub, node_id, node, style)
+                for segment, sequence in children(node):
+                    if isinstance(node, Cond):
+                        branch = segment.rstrip("/")
+                        with sub.subgraph(name=f"cluster_{node_id}/{branch}") as arm:
+                            arm.attr(label=branch, style="dotted", id=f"{node_id}/{branch}")
+                            _add_body(graph, arm, sequence, f"{node_id}/{segment}", marks, highlight, budget)
+                    else:
+                        _add_body(graph, sub, sequence, f"{node_id}/", marks, highlight, budget)
         previous = _last_dispatch(graph, node, node_id) or previous
+
+
+def _structure_title(node: Any) -> str:
+    """Cluster label: ``substep ×500``, ``solve: while flag (max 100)``, ``branch: if flag``."""
+    if isinstance(node, Loop):
+        test = f"while {node.while_} ≠ 0 (max {node.max_iter:,})" if node.while_ else f"{node.count} times"
+        return f"{node.name}: {test}"
+    if isinstance(node, Cond):
+        return f"{node.name}: if {node.flag} ≠ 0"
+    return f"{node.name} ×{node.repeat:,}" if node.repeat > 1 else node.name
+
+
+def _decision_node(dot: Any, node_id: str, node: Cond | Loop, style: dict[str, str]) -> None:
+    """The host-side decision: a diamond for a conditional, a hexagon for a loop's test."""
+    if isinstance(node, Cond):
+        label, shape = f"{node.flag} ≠ 0 ?\nthen | else", "diamond"
+    else:
+        label, shape = (f"while {node.while_}" if node.while_ else f"repeat {node.count}"), "hexagon"
+    attrs = {k: v for k, v in style.items() if k not in ("style",)}
+    dot.node(node_id, label, shape=shape, **attrs)
 
 
 def _fold_rest(dot: Any, rest: Sequence[Any], prefix: str, previous: str | None) -> None:
@@ -198,8 +221,8 @@ def _fold_rest(dot: Any, rest: Sequence[Any], prefix: str, previous: str | None)
 
 
 def _last_dispatch(graph: Graph, node: Any, node_id: str) -> str | None:
-    if isinstance(node, Dispatch):
-        return node_id
+    if isinstance(node, (Dispatch, Cond, Loop)):
+        return node_id  # a dispatch, or a decision node drawn with that id
     for child in reversed(graph.sequences[node.sequence]):
         found = _last_dispatch(graph, child, f"{node_id}/{child.name}")
         if found:

@@ -219,3 +219,8 @@ def parse_dtype(dtype: Any) -> tuple[str, tuple[int, ...]]:
         if numpy_name == np_name:
             return name, ()
     return split_dtype(dtype)
+
+
+def read_flag(arr: Any) -> int:
+    """Read a one-element ndarray on the host (waits for the device: the cost of a control decision)."""
+    return int(arr[(0,) * len(arr.shape)] if arr.shape else arr[None])

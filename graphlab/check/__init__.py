@@ -22,11 +22,18 @@ __all__ = ["RULES", "CheckContext", "check", "rule_table", "validate"]
 
 def validate(graph: Graph, *, target: str | None = None, access: str = "auto") -> list[Diagnostic]:
     """Run every rule; diagnostics come sorted by severity, then in program order."""
-    from graphlab.check import rules_bindings, rules_dataflow, rules_names, rules_structure, rules_targets
+    from graphlab.check import (
+        rules_bindings,
+        rules_control,
+        rules_dataflow,
+        rules_names,
+        rules_structure,
+        rules_targets,
+    )
 
     context = CheckContext(graph, target=target, access_source=access)
     found: list[Diagnostic] = []
-    for module in (rules_structure, rules_bindings, rules_names, rules_dataflow, rules_targets):
+    for module in (rules_structure, rules_bindings, rules_names, rules_dataflow, rules_control, rules_targets):
         for rule in module.RULES:
             found.extend(rule(graph, context))
     order = {"error": 0, "warning": 1, "info": 2}

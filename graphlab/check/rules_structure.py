@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
-from graphlab.graph import Dispatch, SequenceUse
+from graphlab.nodes import Dispatch, children
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -25,11 +25,13 @@ def validate_not_empty(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             "add a dispatch with g.dispatch(kernel, ...)",
         )
     for node_id, node in ctx.node_ids:
-        if isinstance(node, SequenceUse) and not graph.sequences[node.sequence]:
+        for _, sequence in children(node):
+            if graph.sequences[sequence]:
+                continue
             yield Diagnostic(
                 "GL013",
                 "error",
-                f"sequence {node.sequence!r} is empty",
+                f"sequence {sequence!r} is empty",
                 node_id,
                 None,
                 "dispatch a kernel into it, or remove it",
@@ -62,10 +64,9 @@ def validate_kernels(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def validate_args_used(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """GL007: an arg no dispatch binds."""
-    bound = {b for _, node in ctx.node_ids if isinstance(node, Dispatch) for _, b in node.bindings}
+    """GL007: an arg nothing uses (no dispatch binds it, no conditional or loop reads it)."""
     for name in graph.args:
-        if name not in bound:
+        if not graph.uses_of(name):
             yield Diagnostic(
                 "GL007",
                 "warning",

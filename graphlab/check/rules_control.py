@@ -1,0 +1,84 @@
+"""Rules for conditionals and loops: flags that the host can read, written where they are decided."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from graphlab.check.context import CheckContext
+from graphlab.dataflow import WRITE
+from graphlab.diagnostics import Diagnostic
+from graphlab.nodes import Cond, Loop
+
+if TYPE_CHECKING:
+    from graphlab.graph import Graph
+
+
+def _flag_problem(graph: Graph, name: str) -> str | None:
+    arg = graph.args.get(name)
+    if arg is None:
+        return f"flag {name!r} is not declared"
+    if arg.kind != "ndarray" or arg.dtype != "i32" or arg.element_shape or arg.ndim > 1:
+        return f"flag {name!r} is {arg.describe()}; a flag is a one-element i32 ndarray (ndim 0 or 1)"
+    if arg.shape is not None and any(isinstance(d, int) and d != 1 for d in arg.shape):
+        return f"flag {name!r} is declared with shape {arg.shape}; a flag holds one element"
+    return None
+
+
+def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """GL020 (flag or count of the wrong kind), GL021 (cond flag not written before the decision),
+    GL023 (a while loop whose body never writes its flag)."""
+    trace = ctx.dataflow.trace if any(isinstance(n, (Cond, Loop)) for _, n in ctx.node_ids) else []
+    for node_id, node in ctx.node_ids:
+        if isinstance(node, Cond) or (isinstance(node, Loop) and node.while_ is not None):
+            flag = node.flag if isinstance(node, Cond) else node.while_
+            assert flag is not None
+            problem = _flag_problem(graph, flag)
+            if problem:
+                yield Diagnostic(
+                    "GL020",
+                    "error",
+                    problem,
+                    node_id,
+                    flag,
+                    f"declare it g.ndarray({flag!r}, ti.i32, ndim=1, shape=(1,))",
+                )
+                continue
+        if isinstance(node, Cond):
+            decision = next(e.position for e in trace if e.node_id == node_id)
+            if not any(e.args.get(node.flag, 0) & WRITE for e in trace[:decision]):
+                yield Diagnostic(
+                    "GL021",
+                    "error",
+                    f"no dispatch writes flag {node.flag!r} before conditional {node_id!r} decides on it",
+                    node_id,
+                    node.flag,
+                    "dispatch a kernel that writes the flag before the conditional",
+                )
+        elif isinstance(node, Loop) and node.while_ is not None:
+            inside = f"{node_id}/"
+            if not any(e.node_id.startswith(inside) and e.args.get(node.while_, 0) & WRITE for e in trace):
+                yield Diagnostic(
+                    "GL023",
+                    "error",
+                    f"nothing in the body of loop {node_id!r} writes its flag "
+                    f"{node.while_!r}: it would run max_iter={node.max_iter} times",
+                    node_id,
+                    node.while_,
+                    "dispatch a kernel in the body that clears the flag when done",
+                )
+        elif isinstance(node, Loop) and node.count is not None:
+            arg = graph.args.get(node.count)
+            if arg is None or arg.kind != "scalar" or arg.dtype not in ("i32", "i64", "u32"):
+                got = "undeclared" if arg is None else arg.describe()
+                yield Diagnostic(
+                    "GL020",
+                    "error",
+                    f"loop count {node.count!r} is {got}; a count is an integer scalar",
+                    node_id,
+                    node.count,
+                    f"declare it g.scalar({node.count!r}, ti.i32)",
+                )
+
+
+RULES = (validate_control,)
