@@ -125,6 +125,10 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
     facts = _facts(graph, access)
     drawn = set(_drawn_names(dot))
     for node_id, node in graph.nodes():
+        decided_by = node.flag if isinstance(node, Cond) else node.while_ if isinstance(node, Loop) else None
+        if decided_by and node_id in drawn and decided_by in graph.args:
+            dot.edge(_arg_node(decided_by), node_id, label="R decide", color=READ_COLOUR, fontcolor=READ_COLOUR,
+                     style="dashed")  # fmt: skip
         if not isinstance(node, Dispatch) or node_id not in drawn:
             continue
         flags_by_arg = facts.args.get(node_id, {}) if facts else {}
