@@ -157,8 +157,14 @@ def test_gl016_names_that_cannot_survive_export():
     g = gl.Graph("g")
     g.dispatch(write_out, g.ndarray("int", ti.f32, ndim=1))
     assert ("GL016", None, "int") in codes(g)
+    [diag] = [d for d in g.validate(access="ast") if d.code == "GL016"]
+    assert diag.severity == "warning"  # it runs in Python; only export breaks
+    [diag] = [d for d in g.validate(access="ast", target="x64") if d.code == "GL016"]
+    assert diag.severity == "error"
     g.rename_arg("int", "counts")
     assert codes(g) == []
+    assert "gl.Graph('static_')" in str(gl.Graph("static").validate(access="ast")[0]) or any(
+        "gl.Graph('static_')" in (d.hint or "") for d in gl.Graph("static").validate(access="ast"))
 
 
 def test_gl017_names_that_clash_after_mangling():
