@@ -1,5 +1,51 @@
-"""The step debugger: device-side statistics, watch expressions, snapshots and pictures.
+"""The step debugger: sessions over a compiled graph, and the device-side building blocks.
 
-The lead fills in the public re-exports; the building blocks live in ``stats``, ``expr``,
-``snapshots`` and ``pictures``.
+``g.debug(...)`` gives a :class:`DebugSession` (:mod:`graphlab.debug.session`): stepping,
+breakpoints, conditions and watches (:mod:`~graphlab.debug.breakpoints`, :mod:`~graphlab.debug.expr`),
+going back (:mod:`~graphlab.debug.snapshots`), buffer views and diffs (:mod:`~graphlab.debug.inspect`,
+:mod:`~graphlab.debug.stats`, :mod:`~graphlab.debug.pictures`), timing (:mod:`~graphlab.debug.timing`)
+and fast-forward through compiled segments (:mod:`~graphlab.debug.segments`). The records it
+returns, and their text, are in :mod:`~graphlab.debug.report`. Importing this package imports Taichi.
 """
+
+from graphlab.debug.breakpoints import Breakpoint, Watch
+from graphlab.debug.inspect import BufferView, DiffView
+from graphlab.debug.report import (
+    Fault,
+    NonfiniteHit,
+    ParityReport,
+    ParityRow,
+    Position,
+    SnapshotUsage,
+    StaleViewError,
+    StepRef,
+    Stop,
+    StopStats,
+)
+from graphlab.debug.session import DebugError, DebugOptions, DebugSession, ReplayError
+from graphlab.debug.timing import NodeTime, SegmentTime, StepTime, TimingReport
+
+__all__ = [
+    "Breakpoint",
+    "BufferView",
+    "DebugError",
+    "DebugOptions",
+    "DebugSession",
+    "DiffView",
+    "Fault",
+    "NodeTime",
+    "NonfiniteHit",
+    "ParityReport",
+    "ParityRow",
+    "Position",
+    "ReplayError",
+    "SegmentTime",
+    "SnapshotUsage",
+    "StaleViewError",
+    "StepRef",
+    "StepTime",
+    "Stop",
+    "StopStats",
+    "TimingReport",
+    "Watch",
+]

@@ -1,0 +1,254 @@
+"""Breakpoints, watches and run checks: where a run stops, and what is shown when it does.
+
+A location breakpoint names a node (``substep/p2g``: every repetition), one step
+(``substep[37]/p2g``), a repetition (``substep[37]``: before its first dispatch), a sequence use
+(``substep``: before every repetition) or a step index; a run stops *before* that dispatch. A
+condition (``grid_m.max() > 1e3``, the language of :mod:`graphlab.debug.expr`, reduced on the
+device) stops a run *after* the dispatch that makes it turn true: it must have been false at the
+previous check. Checking after every dispatch would defeat running at compiled speed, so by
+default a condition is checked after every repetition of a top-level sequence, and the repetition
+where it turned true is stepped again dispatch by dispatch to find the exact one; a condition that
+turns true and false again inside one repetition is seen only with ``every="dispatch"``. The NaN/Inf
+hunt (:class:`NonfiniteHunt`) is a check of the same kind over the buffers a span wrote.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from graphlab.debug.expr import Expr, compile_expr
+from graphlab.debug.report import Halt, NonfiniteHit
+from graphlab.debug.segments import StepTable, step_kind, unknown_id
+from graphlab.debug.stats import buffer_stats, first_nonfinite
+from graphlab.errors import GraphError
+from graphlab.nodes import SequenceUse
+
+if TYPE_CHECKING:
+    from graphlab.debug.report import WatchValue
+    from graphlab.graph import Graph
+    from graphlab.spec import Arg
+
+BreakKind = Literal["node", "step", "repetition", "sequence", "condition"]
+Every = Literal["repetition", "dispatch"]
+
+
+@dataclass(eq=False)
+class Breakpoint:
+    """One breakpoint; ``hits`` counts the stops it caused."""
+
+    id: int
+    kind: BreakKind
+    target: str
+    every: Every | None = None
+    enabled: bool = True
+    hits: int = 0
+    expr: Expr | None = field(default=None, repr=False)
+    indices: tuple[int, ...] = field(default=(), repr=False)
+
+    def __str__(self) -> str:
+        what = f"when {self.target}" if self.kind == "condition" else f"at {self.kind} {self.target}"
+        every = f" (checked every {self.every})" if self.every else ""
+        off = "" if self.enabled else " [disabled]"
+        return f"#{self.id} {what}{every}, {self.hits} hits{off}"
+
+
+@dataclass(frozen=True)
+class Watch:
+    """An expression evaluated at every stop."""
+
+    text: str
+    expr: Expr = field(repr=False)
+
+
+class BreakpointSet:
+    """The session's breakpoints and the lookups a run needs: the next location, the conditions."""
+
+    def __init__(self, graph: Graph, table: StepTable, buffers: Mapping[str, Arg]) -> None:
+        self._graph = graph
+        self._table = table
+        self._buffers = buffers
+        self._items: dict[int, Breakpoint] = {}
+        self._ids = itertools.count(1)
+        self._previous: dict[int, bool] = {}
+
+    def __iter__(self) -> Iterator[Breakpoint]:
+        return iter(list(self._items.values()))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    # --- adding and removing --------------------------------------------------------------------
+
+    def add_location(self, target: str | int) -> Breakpoint:
+        """A breakpoint before a node's dispatches, one step, a repetition or a step index."""
+        table = self._table
+        if isinstance(target, bool) or not isinstance(target, (str, int)):
+            raise GraphError(
+                f"break_at({target!r}): give a node id ('substep/p2g'), a step id ('substep[3]/p2g'), "
+                "a repetition ('substep[3]') or a step index"
+            )
+        if isinstance(target, int):
+            if not 0 <= target < table.count:
+                raise GraphError(f"break_at({target}): a step index must lie in 0..{table.count - 1}")
+            return self._add("step", table.steps[target].id, (target,))
+        kind = step_kind(target)
+        if kind == "step":
+            if target not in table.by_id:
+                raise unknown_id(target, table.by_id, "break_at(): step")
+            return self._add("step", target, (table.by_id[target],))
+        if kind == "repetition":
+            start = table.repetition_start(target)
+            if start is None:
+                raise GraphError(
+                    f"break_at({target!r}): no such repetition; repetition ids look like "
+                    f"'substep[3]' with an index below the sequence's repeat count"
+                )
+            return self._add("repetition", target, (start,))
+        node = self._graph.node(target)  # raises with the ids nearby
+        if isinstance(node, SequenceUse):
+            return self._add("sequence", target, tuple(table.repetition_starts(target)))
+        return self._add("node", target, tuple(table.by_node.get(target, ())))
+
+    def add_condition(self, text: str, every: Every = "repetition") -> Breakpoint:
+        """A breakpoint that stops after the dispatch where ``text`` turns true."""
+        if every not in ("repetition", "dispatch"):
+            raise GraphError(f"break_when(..., every={every!r}): choose 'repetition' or 'dispatch'")
+        expr = compile_expr(text, self._buffers)
+        return self._add("condition", expr.text, (), every=every, expr=expr)
+
+    def _add(self, kind: BreakKind, target: str, indices: tuple[int, ...], **extra: Any) -> Breakpoint:
+        for bp in self._items.values():
+            if bp.kind == kind and bp.target == target and bp.every == extra.get("every"):
+                bp.enabled = True
+                return bp
+        bp = Breakpoint(next(self._ids), kind, target, indices=indices, **extra)
+        self._items[bp.id] = bp
+        return bp
+
+    def remove(self, which: Breakpoint | int | str) -> None:
+        """Remove one breakpoint, by record, id or target text."""
+        for bp in list(self._items.values()):
+            if which is bp or which == bp.id or which == bp.target:
+                del self._items[bp.id]
+                self._previous.pop(bp.id, None)
+                return
+        listed = "; ".join(str(bp) for bp in self._items.values()) or "none"
+        raise GraphError(f"no breakpoint {which!r}; breakpoints: {listed}")
+
+    def clear(self) -> None:
+        """Remove every breakpoint."""
+        self._items.clear()
+        self._previous.clear()
+
+    # --- lookups for a run ------------------------------------------------------------------------
+
+    def next_location(self, after: int) -> tuple[int, list[Breakpoint]] | None:
+        """The first step index greater than ``after`` with an enabled location breakpoint."""
+        best: int | None = None
+        hits: list[Breakpoint] = []
+        for bp in self._items.values():
+            if not bp.enabled or bp.kind == "condition":
+                continue
+            nxt = _first_after(bp.indices, after)
+            if nxt is None:
+                continue
+            if best is None or nxt < best:
+                best, hits = nxt, [bp]
+            elif nxt == best:
+                hits.append(bp)
+        return None if best is None else (best, hits)
+
+    def conditions(self) -> list[Breakpoint]:
+        """The enabled condition breakpoints."""
+        return [bp for bp in self._items.values() if bp.enabled and bp.kind == "condition"]
+
+    def evaluate(self, resolve: Callable[[str], Any]) -> dict[int, bool]:
+        """Each enabled condition's truth now, on the device (by breakpoint id)."""
+        return {bp.id: bool(bp.expr.evaluate(resolve)) for bp in self.conditions() if bp.expr is not None}
+
+    def arm(self, resolve: Callable[[str], Any]) -> None:
+        """Take each condition's value where a run begins (a condition fires when it turns true)."""
+        self._previous = self.evaluate(resolve)
+
+    def edges(self, values: Mapping[int, bool]) -> list[Breakpoint]:
+        """Conditions true in ``values`` that were false at the last committed check."""
+        return [self._items[i] for i, now in values.items() if now and not self._previous.get(i, False)]
+
+    def commit(self, values: Mapping[int, bool]) -> None:
+        """Remember ``values`` as the last check (not done for a look-ahead that fired)."""
+        self._previous.update(values)
+
+
+class Check(Protocol):
+    """Something a run looks at after each piece: ``look`` may halt it; ``commit`` accepts the look."""
+
+    def look(self, start: int, stop: int) -> Halt | None: ...
+
+    def commit(self) -> None: ...
+
+
+class ConditionCheck:
+    """Condition breakpoints as a check: fires when one turns true."""
+
+    def __init__(self, breaks: BreakpointSet, resolve: Callable[[str], Any]) -> None:
+        self._breaks = breaks
+        self._resolve = resolve
+        self._pending: dict[int, bool] = {}
+
+    def look(self, start: int, stop: int) -> Halt | None:
+        """Evaluate every condition now (after steps ``start..stop-1`` ran)."""
+        self._pending = self._breaks.evaluate(self._resolve)
+        fired = self._breaks.edges(self._pending)
+        return Halt("condition", tuple(fired)) if fired else None
+
+    def commit(self) -> None:
+        """Remember the values of the last look."""
+        self._breaks.commit(self._pending)
+
+
+class NonfiniteHunt:
+    """The NaN/Inf hunt as a check: fires when a buffer written in the span holds NaN or Inf.
+
+    ``order`` lists the buffers in the order to report them (the graph's args).
+    """
+
+    def __init__(self, table: StepTable, live: Mapping[str, Any], order: Sequence[str]) -> None:
+        self._table = table
+        self._live = live
+        self._order = list(order)
+
+    def look(self, start: int, stop: int) -> Halt | None:
+        """Check, on the device, the buffers steps ``start..stop-1`` wrote."""
+        written = self._table.written_between(start, stop)
+        for name in (n for n in self._order if n in written):
+            index = first_nonfinite(self._live[name])
+            if index is not None:
+                stats = buffer_stats(self._live[name])
+                step = self._table.ref(start) if stop - start == 1 else None
+                return Halt("nonfinite", nonfinite=NonfiniteHit(step, name, stats.nan, stats.inf, index))
+        return None
+
+    def commit(self) -> None:
+        """Nothing to remember: a hunt starts where every written buffer is finite."""
+        return
+
+
+def _first_after(indices: tuple[int, ...], after: int) -> int | None:
+    import bisect
+
+    i = bisect.bisect_right(indices, after)
+    return indices[i] if i < len(indices) else None
+
+
+def compile_watch(text: str, buffers: Mapping[str, Arg]) -> Watch:
+    """A checked watch expression."""
+    expr = compile_expr(text, buffers)
+    return Watch(expr.text, expr)
+
+
+def evaluate_watches(watches: list[Watch], resolve: Callable[[str], Any]) -> dict[str, WatchValue]:
+    """Every watch's value now (each buffer reduced at most once per watch)."""
+    return {w.text: w.expr.evaluate(resolve) for w in watches}

@@ -1,0 +1,513 @@
+"""What the debugger hands back, and how it reads as text and HTML.
+
+Execution lives in :mod:`graphlab.debug.session`; this module holds the records (a stop, a
+position, a fault, a parity check) and turns them and the timing tables into text and HTML, the
+way TVM keeps its debug executor's reports apart from running the graph. Records are plain frozen
+dataclasses, so a widget or a test reads fields, never parses text.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from graphlab.errors import GraphlabError
+from graphlab.spec import is_float
+
+if TYPE_CHECKING:
+    from graphlab.debug.breakpoints import Breakpoint
+    from graphlab.debug.stats import BufferStats, DiffStats
+    from graphlab.debug.timing import TimingReport
+    from graphlab.spec import Arg
+
+
+class StaleViewError(GraphlabError, RuntimeError):
+    """Values of a live buffer (a view, a stop's statistics) were read after the session moved on."""
+
+
+class StopStats(Mapping[str, "BufferStats"]):
+    """The statistics of the buffers a control wrote, reduced on the device when first read.
+
+    Reading them costs a device pass per buffer (about a millisecond each on a GPU), so a control
+    does not pay for them unless someone looks: a notebook showing the stop, a test, a widget. They
+    describe the position the control stopped at; once the session moved on they cannot be made
+    any more (:class:`StaleViewError`), and those already read stay as they were.
+    """
+
+    def __init__(self, names: Sequence[str], compute: Callable[[str], BufferStats], fresh: Callable[[], bool]) -> None:
+        self._names = tuple(names)
+        self._compute = compute
+        self._fresh = fresh
+        self._values: dict[str, BufferStats] = {}
+
+    def __getitem__(self, name: str) -> BufferStats:
+        if name not in self._values:
+            if name not in self._names:
+                raise KeyError(f"{name!r} was not written by this control; written: {', '.join(self._names) or 'none'}")
+            if not self._fresh():
+                raise StaleViewError(
+                    f"the statistics of {name!r} at this stop were not read before the session moved on; "
+                    f"read them right after the control, or call dbg.inspect({name!r}, at=<the stop's index>)"
+                )
+            self._values[name] = self._compute(name)
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"StopStats({', '.join(self._names)})"
+
+
+StopReason = Literal["step", "breakpoint", "condition", "end", "nonfinite", "fault", "start"]
+WatchValue = float | int | bool
+
+
+@dataclass(frozen=True)
+class StepRef:
+    """One dispatch of the unrolled graph: its index, step id, node id and kernel."""
+
+    index: int
+    step_id: str
+    node_id: str
+    kernel: str
+
+    def __str__(self) -> str:
+        return f"{self.step_id} ({self.kernel}, step {self.index})"
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a session stands: ``index`` dispatches have run; ``step_id`` is the next one.
+
+    ``step_id``/``node_id`` are None at the end; ``last_step_id`` is None at the start.
+    """
+
+    index: int
+    total: int
+    step_id: str | None
+    node_id: str | None
+    last_step_id: str | None
+
+    @property
+    def at_start(self) -> bool:
+        """Nothing has run yet."""
+        return self.index == 0
+
+    @property
+    def at_end(self) -> bool:
+        """Every dispatch has run."""
+        return self.index == self.total
+
+    def __str__(self) -> str:
+        if self.step_id is None:
+            return f"at the end ({self.index} of {self.total} dispatches done)"
+        return f"before {self.step_id} (step {self.index}; {self.index} of {self.total} dispatches done)"
+
+
+@dataclass(frozen=True)
+class NonfiniteHit:
+    """The first dispatch found writing NaN or Inf, and where in which buffer.
+
+    ``step`` is None when the buffer already held NaN/Inf where the hunt began.
+    """
+
+    step: StepRef | None
+    buffer: str
+    nan: int
+    inf: int
+    first_index: tuple[int, ...] | None
+
+    @property
+    def count(self) -> int:
+        """NaN plus Inf values in the buffer."""
+        return self.nan + self.inf
+
+    def __str__(self) -> str:
+        who = f"{self.step.step_id} ({self.step.kernel})" if self.step else "(before the hunt began)"
+        return (
+            f"{who} left {self.count} non-finite values in {self.buffer!r} "
+            f"({self.nan} NaN, {self.inf} Inf), the first at index {self.first_index}"
+        )
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A dispatch that raised: the session stayed at the step before it, buffers restored.
+
+    ``error`` is kept without its traceback (whose frames would keep the session alive past a
+    ``ti.init``); ``traceback`` holds it as text.
+    """
+
+    step: StepRef
+    error: BaseException
+    traceback: str = ""
+
+    def __str__(self) -> str:
+        first = str(self.error).strip().splitlines()[0] if str(self.error).strip() else ""
+        return f"{self.step.step_id} ({self.step.kernel}) raised {type(self.error).__name__}: {first}"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where and why a control (``step``, ``continue_``, ``goto`` ...) stopped.
+
+    ``index``/``step_id``/``node_id`` give the position: ``index`` dispatches have run and
+    ``step_id`` is the next to run (None at the end); ``last_step_id`` ran last. A breakpoint on a
+    node stops before it runs; a condition, a NaN/Inf hunt or a step stop after the dispatch that
+    made it so (``last_step_id``); a fault stops before the dispatch that failed (``step_id``),
+    with its buffers restored. ``moved`` is ``index`` minus the index before the control;
+    ``elapsed`` the wall time of the whole control in seconds. ``stats`` holds the statistics of
+    the buffers written (or restored) since the previous position, reduced on the device when first
+    read (:class:`StopStats`); ``watches`` the watch list's values here.
+    """
+
+    reason: StopReason
+    index: int
+    total: int
+    step_id: str | None
+    node_id: str | None
+    last_step_id: str | None
+    moved: int
+    elapsed: float
+    watches: Mapping[str, WatchValue] = field(default_factory=dict)
+    stats: Mapping[str, BufferStats] = field(default_factory=dict, repr=False, compare=False)
+    breakpoints: tuple[Breakpoint, ...] = ()
+    fault: Fault | None = None
+    nonfinite: NonfiniteHit | None = None
+    note: str = ""
+
+    @property
+    def breakpoint(self) -> Breakpoint | None:
+        """The (first) breakpoint that fired, if any."""
+        return self.breakpoints[0] if self.breakpoints else None
+
+    @property
+    def error(self) -> BaseException | None:
+        """The exception of a fault, if any."""
+        return self.fault.error if self.fault else None
+
+    def __str__(self) -> str:
+        return stop_text(self)
+
+    def _repr_html_(self) -> str:
+        return stop_html(self)
+
+
+@dataclass(frozen=True)
+class Halt:
+    """Why a run stopped before its target (the session turns it into a :class:`Stop`)."""
+
+    reason: StopReason
+    breakpoints: tuple[Breakpoint, ...] = ()
+    fault: Fault | None = None
+    nonfinite: NonfiniteHit | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class SnapshotUsage:
+    """Device memory held for going back.
+
+    ``held_bytes``: copies taken before stepped dispatches, at ``positions`` distinct steps;
+    ``mark_bytes``: the two reused slots for the starts of compiled runs; both within
+    ``budget_bytes``. ``initial_bytes``: the initial state, kept apart. ``skipped``: copies not
+    taken because one step's buffers exceed the budget.
+    """
+
+    held_bytes: int
+    mark_bytes: int
+    budget_bytes: int
+    initial_bytes: int
+    positions: int
+    skipped: int
+
+
+@dataclass(frozen=True)
+class ParityRow:
+    """How one buffer differs between the stepped and the compiled run."""
+
+    buffer: str
+    count: int
+    changed: int
+    max_abs: float
+    max_rel: float
+    nonfinite_mismatch: int
+    first_changed: tuple[int, ...] | None
+
+    @property
+    def identical(self) -> bool:
+        """Bit for bit the same (two NaN at one place count as equal)."""
+        return self.changed == 0
+
+
+@dataclass(frozen=True)
+class ParityReport:
+    """The stepped run (one kernel call per dispatch) against the compiled graph, per buffer.
+
+    ``timing_dependent`` names the dispatches whose float read-modify-writes (``+=``, atomics) can
+    make the last bits depend on thread timing on this arch; differences are reported either way.
+    """
+
+    arch: str
+    threads: int | None
+    rows: tuple[ParityRow, ...]
+    timing_dependent: tuple[str, ...]
+
+    @property
+    def identical(self) -> bool:
+        """Every buffer bit-identical."""
+        return all(row.identical for row in self.rows)
+
+    def row(self, buffer: str) -> ParityRow:
+        """The row of one buffer."""
+        for row in self.rows:
+            if row.buffer == buffer:
+                return row
+        raise KeyError(f"parity report has no buffer {buffer!r}; buffers: {', '.join(r.buffer for r in self.rows)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON-ready)."""
+        return {
+            "arch": self.arch,
+            "threads": self.threads,
+            "identical": self.identical,
+            "timing_dependent": list(self.timing_dependent),
+            "rows": [
+                {**r.__dict__, "first_changed": list(r.first_changed) if r.first_changed else None} for r in self.rows
+            ],
+        }
+
+    def __str__(self) -> str:
+        return parity_text(self)
+
+    def _repr_html_(self) -> str:
+        return "<pre>" + html.escape(parity_text(self)) + "</pre>"
+
+
+def timing_dependent(
+    accesses: Mapping[str, Mapping[str, int]], args: Mapping[str, Arg], arch: str, threads: int | None
+) -> tuple[str, ...]:
+    """Notes on dispatches whose results can depend on thread timing: a float buffer both read and
+    written (``+=``, atomics) on a parallel arch (anything but one CPU thread).
+
+    ``accesses`` is :attr:`graphlab.dataflow.DataflowFacts.args` (node id -> arg -> READ|WRITE flags).
+    """
+    if threads == 1:
+        return ()
+    who = f"{threads} CPU threads" if threads else f"the {arch} device's parallel threads"
+    notes = []
+    for node_id, flags in accesses.items():
+        rmw = [a for a, f in flags.items() if f & 3 == 3 and is_float(args[a].dtype)]
+        if rmw:
+            notes.append(
+                f"{node_id} read-modify-writes float buffer(s) {', '.join(rmw)} (+= or atomics): with {who} "
+                "the order of the additions, and so the last bits, can change from run to run"
+            )
+    return tuple(notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Text and HTML
+
+
+def fmt_seconds(seconds: float) -> str:
+    """A duration with a unit that keeps 3 significant digits (``412 us``, ``3.07 ms``, ``1.25 s``)."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} us"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
+def fmt_value(value: Any) -> str:
+    """A watch or statistic value, short."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.6g}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[bool] | None = None) -> str:
+    """A plain text table with a rule under the headers (numbers right-aligned)."""
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    align = right or [False] * len(headers)
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if a else c.ljust(w) for c, w, a in zip(row, widths, align)).rstrip()
+
+    return "\n".join([line(cells[0]), line(["-" * w for w in widths]), *[line(r) for r in cells[1:]]])
+
+
+def html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """The same table as HTML (escaped)."""
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+_REASONS = {
+    "step": "stepped",
+    "breakpoint": "breakpoint",
+    "condition": "condition",
+    "end": "reached the end",
+    "nonfinite": "NaN/Inf found",
+    "fault": "FAULT",
+    "start": "at the start",
+}
+
+
+def stop_lines(stop: Stop) -> list[str]:
+    """The lines of a stop's text: headline, cause, watches, statistics."""
+    head = f"{_REASONS[stop.reason]} at step {stop.index}/{stop.total}"
+    if stop.reason == "fault" and stop.step_id:
+        head += f": {stop.step_id} failed"
+    else:
+        head += f": next {stop.step_id}" if stop.step_id else ""
+        head += f"{',' if stop.step_id else ':'} last ran {stop.last_step_id}" if stop.last_step_id else ""
+    lines = [f"{head}; moved {stop.moved:+d} in {fmt_seconds(stop.elapsed)}"]
+    for bp in stop.breakpoints:
+        lines.append(f"  breakpoint {bp}")
+    if stop.fault:
+        lines.append(f"  {stop.fault}")
+    if stop.nonfinite:
+        lines.append(f"  {stop.nonfinite}")
+    if stop.note:
+        lines.append(f"  note: {stop.note}")
+    for text, value in stop.watches.items():
+        lines.append(f"  watch {text} = {fmt_value(value)}")
+    shown, unread = _readable_stats(stop)
+    for name, s in shown.items():
+        bad = f", {s.nan} NaN, {s.inf} Inf" if s.nan or s.inf else ""
+        lines.append(f"  {name}: min {fmt_value(s.min)} max {fmt_value(s.max)} mean {fmt_value(s.mean)}{bad}")
+    if unread:
+        lines.append(f"  also wrote {', '.join(unread)} (statistics not read before the session moved on)")
+    return lines
+
+
+def _readable_stats(stop: Stop) -> tuple[dict[str, BufferStats], list[str]]:
+    """The stop's statistics that can still be shown, and the names of those that cannot."""
+    shown, unread = {}, []
+    for name in stop.stats:
+        try:
+            shown[name] = stop.stats[name]
+        except StaleViewError:
+            unread.append(name)
+    return shown, unread
+
+
+def stop_text(stop: Stop) -> str:
+    """A stop as a few lines of text."""
+    return "\n".join(stop_lines(stop))
+
+
+def stop_html(stop: Stop) -> str:
+    """A stop as HTML: the headline, then tables of watches and statistics."""
+    lines = stop_lines(stop)
+    head = f"<div><b>{html.escape(lines[0])}</b></div>"
+    extra = "".join(
+        f"<div>{html.escape(str(x))}</div>" for x in (*stop.breakpoints, stop.fault, stop.nonfinite) if x is not None
+    )
+    if stop.note:
+        extra += f"<div><i>{html.escape(stop.note)}</i></div>"
+    watches = (
+        html_table(["watch", "value"], [(t, fmt_value(v)) for t, v in stop.watches.items()]) if stop.watches else ""
+    )
+    shown, unread = _readable_stats(stop)
+    stats = (
+        html_table(
+            ["buffer", "min", "max", "mean", "std", "NaN", "Inf"],
+            [
+                (n, fmt_value(s.min), fmt_value(s.max), fmt_value(s.mean), fmt_value(s.std), s.nan, s.inf)
+                for n, s in shown.items()
+            ],
+        )
+        if shown
+        else ""
+    )
+    if unread:
+        stats += f"<div>also wrote {html.escape(', '.join(unread))} (statistics not read in time)</div>"
+    return head + extra + watches + stats
+
+
+def timing_text(report: TimingReport) -> str:
+    """TVM-debug-executor-like tables: per node (summed over repetitions), then per step."""
+    total = report.total_s
+    lines = [f"device time of {len(report.steps)} stepped dispatches: {fmt_seconds(total)}"]
+    if report.nodes:
+        lines.append(
+            table(
+                ["node", "kernel", "calls", "total", "mean", "min", "max", "share"],
+                [
+                    (
+                        n.node_id,
+                        n.kernel,
+                        n.calls,
+                        fmt_seconds(n.total_s),
+                        fmt_seconds(n.mean_s),
+                        fmt_seconds(n.min_s),
+                        fmt_seconds(n.max_s),
+                        f"{100 * n.share:.1f}%",
+                    )
+                    for n in report.nodes
+                ],
+                [False, False, True, True, True, True, True, True],
+            )
+        )
+    if report.steps:
+        shown = report.steps if len(report.steps) <= 40 else [*report.steps[:20], None, *report.steps[-20:]]
+        rows = [
+            ("...", "", "", "") if s is None else (s.step_id, s.kernel, fmt_seconds(s.seconds), f"{100 * s.share:.1f}%")
+            for s in shown
+        ]
+        lines += ["", table(["step", "kernel", "time", "share"], rows, [False, False, True, True])]
+    if report.segments:
+        seg_total = sum(s.seconds for s in report.segments)
+        done = sum(s.stop - s.start for s in report.segments)
+        lines += ["", f"fast-forward: {done} dispatches in {len(report.segments)} segments, {fmt_seconds(seg_total)}"]
+    return "\n".join(lines)
+
+
+def parity_text(report: ParityReport) -> str:
+    """The parity table, with the verdict per buffer and the timing notes."""
+    threads = f", {report.threads} threads" if report.threads else ""
+    verdict = "bit-identical" if report.identical else "DIFFERENT"
+    lines = [f"stepped run vs compiled graph on {report.arch}{threads}: {verdict}"]
+    lines.append(
+        table(
+            ["buffer", "changed", "of", "max abs", "max rel", "nonfinite mismatch", "first changed"],
+            [
+                (
+                    r.buffer,
+                    r.changed,
+                    r.count,
+                    f"{r.max_abs:.3g}",
+                    f"{r.max_rel:.3g}",
+                    r.nonfinite_mismatch,
+                    "" if r.first_changed is None else str(r.first_changed),
+                )
+                for r in report.rows
+            ],
+            [False, True, True, True, True, True, False],
+        )
+    )
+    for note in report.timing_dependent:
+        lines.append(f"timing-dependent: {note}")
+    return "\n".join(lines)
+
+
+def diff_text(name: str, a: int, b: int, stats: DiffStats) -> str:
+    """One line for a diff of a buffer between two positions."""
+    return (
+        f"{name}: step {a} -> step {b}: {stats.changed} of {stats.count} values changed, max abs "
+        f"{stats.max_abs:.6g}, max rel {stats.max_rel:.3g}, {stats.nonfinite_mismatch} NaN/Inf mismatches"
+        + (f", first at {stats.first_changed}" if stats.first_changed is not None else "")
+    )

@@ -1,0 +1,532 @@
+"""The unrolled graph as a timeline: the compiled segments that run spans of it, and the copies kept to go back.
+
+A debugger stepping every dispatch from Python is several times slower than the compiled graph
+(3.1x for mpm88 on an H100), so a span with nothing to stop at runs as a compiled segment: a
+``ti.graph`` built from the same kernels and symbolic args as the graph itself. Segments are cached
+by their shape, not by where they start: ``k`` whole repetitions of a sequence are one Sequential
+appended ``k`` times, with ``k`` a power of two, so a 500-repetition continue compiles at most nine
+graphs and a later one reuses them. A span from the first to the last dispatch is the compiled
+graph itself.
+
+:class:`StepTable` answers the questions the debugger asks about the unrolled steps: where a node
+runs, where a repetition starts and ends, which buffers a span writes. :class:`Timeline` keeps
+device copies of buffers per step (see :mod:`graphlab.debug.session` for how going back uses them).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from graphlab import taichi_bridge as bridge
+from graphlab.compiled import _build
+from graphlab.debug.report import StepRef
+from graphlab.debug.snapshots import SnapshotError, SnapshotMissingError, SnapshotStore, default_budget, nbytes
+from graphlab.errors import GraphError
+from graphlab.nodes import Dispatch, Node, SequenceUse
+
+if TYPE_CHECKING:
+    from graphlab.compiled import CompiledGraph
+    from graphlab.graph import Graph, Step
+
+Granularity = Literal["span", "repetition", "dispatch"]
+_STEP_ID = re.compile(r"\[\d+\]")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A top-level run of steps: one top-level dispatch, or every repetition of one sequence use."""
+
+    start: int
+    use_id: str | None
+    rep_len: int
+    reps: int
+
+    @property
+    def stop(self) -> int:
+        """One past the block's last step."""
+        return self.start + self.rep_len * self.reps
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A span ``[start, stop)`` run in one go: one dispatch, a compiled segment, or the whole graph."""
+
+    start: int
+    stop: int
+    kind: Literal["dispatch", "segment", "graph"]
+    key: tuple[Any, ...] = ()
+
+
+class StepTable:
+    """Lookups over the unrolled steps: ids, node occurrences, repetitions and buffer writes.
+
+    ``writes[k]`` names the buffers step ``k`` writes (the debugger's canonical names: one per
+    distinct ndarray).
+    """
+
+    def __init__(self, steps: Sequence[Step], writes: Sequence[frozenset[str]]) -> None:
+        self.steps = list(steps)
+        self.writes = list(writes)
+        self.count = len(self.steps)
+        self.by_id = {step.id: step.index for step in self.steps}
+        self.by_node: dict[str, list[int]] = {}
+        self.write_at: dict[str, list[int]] = {}
+        for step, written in zip(self.steps, self.writes):
+            self.by_node.setdefault(step.node_id, []).append(step.index)
+            for name in written:
+                self.write_at.setdefault(name, []).append(step.index)
+        self.written = frozenset(self.write_at)
+        self.blocks = _blocks(self.steps)
+        self._block_starts = [b.start for b in self.blocks]
+        self._block_writes = [self._union(b.start, b.start + b.rep_len) for b in self.blocks]
+
+    # --- where things are -----------------------------------------------------------------------
+
+    def ref(self, index: int) -> StepRef:
+        """A record naming step ``index``."""
+        step = self.steps[index]
+        return StepRef(index, step.id, step.node_id, step.dispatch.kernel.name)
+
+    def block_of(self, index: int) -> Block:
+        """The top-level block holding step ``index``."""
+        return self.blocks[bisect.bisect_right(self._block_starts, index) - 1]
+
+    def repetition_end(self, index: int) -> int:
+        """One past the last step of the innermost repetition holding step ``index`` (a top-level
+        dispatch is its own repetition)."""
+        reps = self.steps[index].repetitions
+        end = index + 1
+        while end < self.count and self.steps[end].repetitions[: len(reps)] == reps and reps:
+            end += 1
+        return end
+
+    def repetition_starts(self, use_id: str) -> list[int]:
+        """First step of every repetition of the sequence use ``use_id`` (any nesting level)."""
+        starts, seen = [], set()
+        for step in self.steps:
+            for rep in step.repetitions:
+                if rep[0] == use_id and rep not in seen:
+                    seen.add(rep)
+                    starts.append(step.index)
+        return starts
+
+    def repetition_start(self, rep_id: str) -> int | None:
+        """First step of the repetition ``rep_id`` (``substep[37]``), or None."""
+        prefix = rep_id + "/"
+        return next((s.index for s in self.steps if s.id.startswith(prefix)), None)
+
+    def next_of_node(self, node_id: str, after: int) -> int | None:
+        """First step of ``node_id`` with an index greater than ``after``."""
+        where = self.by_node.get(node_id, [])
+        i = bisect.bisect_right(where, after)
+        return where[i] if i < len(where) else None
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    def first_write(self, name: str, at: int) -> int:
+        """Index of the first step at or after ``at`` writing ``name`` (``count`` if none)."""
+        where = self.write_at.get(name, [])
+        i = bisect.bisect_left(where, at)
+        return where[i] if i < len(where) else self.count
+
+    def last_write_before(self, name: str, at: int) -> int | None:
+        """Index of the last step before ``at`` writing ``name``, or None."""
+        where = self.write_at.get(name, [])
+        i = bisect.bisect_left(where, at)
+        return where[i - 1] if i > 0 else None
+
+    def written_between(self, start: int, stop: int) -> set[str]:
+        """Buffers written by the steps ``[start, stop)``; whole repetitions are looked up, not walked."""
+        out: set[str] = set()
+        if start >= stop:
+            return out
+        first = bisect.bisect_right(self._block_starts, start) - 1
+        for b in range(max(first, 0), len(self.blocks)):
+            block = self.blocks[b]
+            if block.start >= stop:
+                break
+            lo, hi = max(start, block.start), min(stop, block.stop)
+            if hi - lo >= block.rep_len:
+                out |= self._block_writes[b]
+            else:
+                out |= self._union(lo, hi)
+            if out == self.written:
+                break
+        return out
+
+    def _union(self, start: int, stop: int) -> frozenset[str]:
+        out: set[str] = set()
+        for k in range(start, stop):
+            out |= self.writes[k]
+        return frozenset(out)
+
+
+def _blocks(steps: Sequence[Step]) -> list[Block]:
+    blocks: list[Block] = []
+    i, n = 0, len(steps)
+    while i < n:
+        reps = steps[i].repetitions
+        if not reps:
+            blocks.append(Block(i, None, 1, 1))
+            i += 1
+            continue
+        use = reps[0][0]
+        j = i
+        while j < n and steps[j].repetitions and steps[j].repetitions[0][0] == use:
+            j += 1
+        rep_len = sum(1 for k in range(i, j) if steps[k].repetitions[0] == reps[0])
+        blocks.append(Block(i, use, rep_len, (j - i) // rep_len))
+        i = j
+    return blocks
+
+
+class SegmentRunner:
+    """Plans spans of the timeline into pieces and runs them: a dispatch by a direct kernel call,
+    a longer span by a cached compiled segment.
+
+    Parameters
+    ----------
+    compiled
+        The session's compiled graph (its frozen graph gives the kernels and args).
+    table
+        The steps of that graph.
+    max_chunk
+        Most repetitions in one segment: bounds the size of the graphs built.
+    cache_size
+        Most segment graphs kept (least recently used go first).
+    """
+
+    def __init__(
+        self, compiled: CompiledGraph, table: StepTable, *, max_chunk: int = 1024, cache_size: int = 64
+    ) -> None:
+        self.graph: Graph = compiled.graph
+        self.table = table
+        self.max_chunk = max(1, max_chunk)
+        self._compiled = compiled
+        self._symbols: dict[str, Any] | None = None
+        self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._cache_size = cache_size
+        self.builds = 0
+        self._launchers: dict[str, Callable[[Mapping[str, Any]], None]] = {}
+
+    @property
+    def cached(self) -> list[tuple[Any, ...]]:
+        """Keys of the segment graphs compiled and kept (``("reps", "substep", 256)`` ...)."""
+        return list(self._cache)
+
+    # --- planning -------------------------------------------------------------------------------
+
+    def plan(self, start: int, stop: int, granularity: Granularity = "span") -> list[Piece]:
+        """Pieces covering ``[start, stop)`` in order.
+
+        ``"span"``: as few pieces as the segment shapes allow; ``"repetition"``: one piece per
+        repetition of a top-level sequence (and per top-level dispatch), so a condition can be
+        checked between them; ``"dispatch"``: one piece per dispatch.
+        """
+        if granularity == "dispatch":
+            return [Piece(k, k + 1, "dispatch") for k in range(start, stop)]
+        if granularity == "span" and start == 0 and stop == self.table.count and stop > 1:
+            return [Piece(0, stop, "graph", ("graph",))]
+        pieces: list[Piece] = []
+        i = start
+        while i < stop:
+            block = self.table.block_of(i)
+            if block.use_id is None:
+                j = i + 1
+                if granularity == "span":
+                    while j < stop and self.table.block_of(j).use_id is None:
+                        j += 1
+                pieces.append(self._steps_piece(i, j))
+                i = j
+                continue
+            offset = (i - block.start) % block.rep_len
+            rep_stop = i - offset + block.rep_len
+            if offset or rep_stop > stop:
+                j = min(rep_stop, stop)
+                pieces.append(self._steps_piece(i, j))
+                i = j
+                continue
+            whole = min((block.stop - i) // block.rep_len, (stop - i) // block.rep_len)
+            sizes = [1] * whole if granularity == "repetition" else _chunks(whole, self.max_chunk)
+            for size in sizes:
+                j = i + size * block.rep_len
+                if block.rep_len == 1 and size == 1:
+                    pieces.append(Piece(i, j, "dispatch"))
+                else:
+                    pieces.append(Piece(i, j, "segment", ("reps", block.use_id, size)))
+                i = j
+        return pieces
+
+    def _steps_piece(self, start: int, stop: int) -> Piece:
+        if stop - start == 1:
+            return Piece(start, stop, "dispatch")
+        return Piece(start, stop, "segment", ("steps", *(self.table.steps[k].node_id for k in range(start, stop))))
+
+    # --- running --------------------------------------------------------------------------------
+
+    def run(self, piece: Piece, values: Mapping[str, Any]) -> None:
+        """Launch a piece with ``values`` (every arg by name; Taichi ignores the ones a piece lacks).
+
+        Returns without waiting for the device; exceptions from Taichi propagate.
+        """
+        if piece.kind == "dispatch":
+            self.launch(piece.start, values)
+        elif piece.kind == "graph":  # the whole graph: the compiled graph itself, values checked as by run()
+            self._compiled.run({k: v for k, v in values.items() if k in self._compiled.args})
+        else:
+            self.segment(piece.key).run(dict(values))
+
+    def launch(self, index: int, values: Mapping[str, Any]) -> None:
+        """Call step ``index``'s kernel directly with the values in parameter order."""
+        step = self.table.steps[index]
+        launcher = self._launchers.get(step.node_id)
+        if launcher is None:
+            launcher = _launcher(step.dispatch)
+            self._launchers[step.node_id] = launcher
+        launcher(values)
+
+    def segment(self, key: tuple[Any, ...]) -> Any:
+        """The compiled ``ti.graph`` for a segment key, built on first use."""
+        graph = self._cache.get(key)
+        if graph is not None:
+            self._cache.move_to_end(key)
+            return graph
+        graph = self._build(key)
+        self._cache[key] = graph
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return graph
+
+    def _build(self, key: tuple[Any, ...]) -> Any:
+        """Compile a segment with the compiled graph's own builder (same Sequentials, same order)."""
+        if self._symbols is None:
+            self._symbols = {name: bridge.to_graph_arg(arg) for name, arg in self.graph.args.items()}
+        nodes: list[tuple[str, Node]]
+        if key[0] == "reps":
+            _, use_id, size = key
+            use = self.graph.node(use_id)
+            if not isinstance(use, SequenceUse):  # pragma: no cover - keys come from plan()
+                raise GraphError(f"segment {key!r}: {use_id!r} is not a sequence use")
+            nodes = [(use_id, replace(use, repeat=size))]
+        else:
+            nodes = [(node_id, self.graph.node(node_id)) for node_id in key[1:]]
+        name = f"{self.graph.name}_debug_segment{self.builds}"
+        compiled = _build(self.graph, nodes, self._symbols, name)
+        self.builds += 1
+        return compiled
+
+
+def _chunks(count: int, largest: int) -> list[int]:
+    """``count`` as powers of two no larger than ``largest``, largest first (500 -> 256, 128, ...)."""
+    cap = 1 << (max(largest, 1).bit_length() - 1)
+    sizes: list[int] = []
+    while count >= cap:
+        sizes.append(cap)
+        count -= cap
+    bit = cap >> 1
+    while count:
+        if count >= bit:
+            sizes.append(bit)
+            count -= bit
+        bit >>= 1
+    return sizes
+
+
+def _launcher(dispatch: Dispatch) -> Callable[[Mapping[str, Any]], None]:
+    fn = dispatch.kernel.fn
+    names = [bound for _, bound in dispatch.bindings if bound is not None]
+
+    def launch(values: Mapping[str, Any]) -> None:
+        fn(*[values[name] for name in names])
+
+    return launch
+
+
+def step_kind(target: str) -> Literal["step", "repetition", "node"]:
+    """Whether an id names one step (``substep[3]/p2g``), a repetition (``substep[3]``) or a node."""
+    if not _STEP_ID.search(target):
+        return "node"
+    return "repetition" if target.endswith("]") else "step"
+
+
+def unknown_id(target: str, known: Iterable[str], what: str) -> GraphError:
+    """An error naming ``target`` and the closest known ids."""
+    import difflib
+
+    close = difflib.get_close_matches(target, list(known), n=5, cutoff=0.5)
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+    return GraphError(f"{what} {target!r} is not in the graph{hint}")
+
+
+# ---------------------------------------------------------------------------------------------
+# What is kept to go back
+
+
+@dataclass(frozen=True)
+class Held:
+    """Where a buffer's value at some position is: a held copy, or (``store`` None) the live buffer."""
+
+    store: SnapshotStore | None
+    position: int = 0
+
+    def array(self, name: str, live: Mapping[str, Any]) -> Any:
+        """The ndarray holding the value (read it; do not write it)."""
+        return live[name] if self.store is None else self.store.get(self.position, name)
+
+
+_LIVE = Held(None)
+
+
+class Timeline:
+    """Buffer values held per position: the memory behind ``back()`` and ``goto()``.
+
+    ``store`` holds (position, buffer) -> the buffer's value at that position. The value of buffer
+    ``b`` at position ``q`` is any held ``(j, b)`` with ``q <= j <= first write of b at or after q``;
+    the live buffer when nothing wrote ``b`` between ``q`` and the current position ``p``.
+
+    ``marks`` is a ring of two slots for the starts of the latest compiled runs (a fast-forward, one
+    repetition of a checked run): overwritten in place, so running at compiled speed allocates
+    nothing once warm. Both slots come out of the budget; when two copies of the written buffers
+    do not fit in half of it, there are no marks and going back replays from older copies.
+    """
+
+    def __init__(self, live: Mapping[str, Any], table: StepTable, budget: int | None) -> None:
+        self.live = live
+        self.table = table
+        names = sorted(table.written)
+        self.initial_bytes = sum(nbytes(live[n]) for n in names)
+        self.base = SnapshotStore(budget_bytes=max(1, self.initial_bytes))
+        for name in names:
+            self.base.save(0, name, live[name])
+        total = default_budget() if budget is None else budget
+        ring = 2 * self.initial_bytes
+        self.marks: SnapshotStore | None = None
+        if 0 < ring <= total // 2:
+            self.marks = SnapshotStore(budget_bytes=ring)
+            total -= ring
+        self.store = SnapshotStore(total)
+        self._mark_at: list[int | None] = [None, None]
+        self._mark_names: list[frozenset[str]] = [frozenset(), frozenset()]
+        self._next_slot = 0
+        self.held: dict[str, list[int]] = {n: [] for n in names}
+        self.skipped = 0
+
+    def mark(self, position: int, names: set[str] | frozenset[str]) -> None:
+        """Copy ``names`` as at ``position`` into the older ring slot (no-op without marks, or at 0)."""
+        if self.marks is None or position == 0 or not names:
+            return
+        slot = self._next_slot
+        self._next_slot ^= 1
+        self._mark_at[slot] = None
+        for name in names:
+            self.marks.save(slot, name, self.live[name])  # in place once the slot holds this buffer
+        self._mark_at[slot] = position
+        self._mark_names[slot] = frozenset(names)
+
+    @property
+    def mark_bytes(self) -> int:
+        """Device memory of the ring of marks."""
+        return 0 if self.marks is None else self.marks.bytes_held
+
+    def save(self, position: int, names: set[str] | frozenset[str]) -> None:
+        """Copy ``names`` as their values at ``position`` (evicting the oldest copies if needed)."""
+        if position == 0:
+            return  # the initial state is held in full
+        for name in names:
+            try:
+                evicted = self.store.save(position, name, self.live[name])
+            except SnapshotError:
+                self.skipped += 1  # larger than the whole budget: going back will replay instead
+                continue
+            held = self.held[name]
+            i = bisect.bisect_left(held, position)
+            if i == len(held) or held[i] != position:
+                held.insert(i, position)
+            for step, evicted_name in evicted:
+                self._forget(step, evicted_name)
+
+    def _forget(self, position: int, name: str) -> None:
+        held = self.held[name]
+        i = bisect.bisect_left(held, position)
+        if i < len(held) and held[i] == position:
+            del held[i]
+
+    def source(self, name: str, q: int, p: int) -> Held | None:
+        """Where the value of ``name`` at ``q`` is, seen from position ``p >= q``; None if lost."""
+        first = self.table.first_write(name, q)
+        if first >= p:
+            return _LIVE
+        if q == 0:
+            return Held(self.base, 0)
+        for slot, at in enumerate(self._mark_at):
+            if self.marks is not None and at is not None and q <= at <= first and name in self._mark_names[slot]:
+                return Held(self.marks, slot)
+        held = self.held[name]
+        i = bisect.bisect_left(held, q)
+        if i < len(held) and held[i] <= first:
+            return Held(self.store, held[i])
+        return None
+
+    def sources(self, q: int, p: int) -> dict[str, Held] | None:
+        """Sources of every buffer written between ``q`` and ``p``, or None if one is lost."""
+        out: dict[str, Held] = {}
+        for name in self.table.written_between(q, p):
+            src = self.source(name, q, p)
+            if src is None:
+                return None
+            out[name] = src
+        return out
+
+    def restore(self, q: int, p: int) -> bool:
+        """Put the live buffers back to position ``q``; False (nothing touched) if a copy is lost."""
+        sources = self.sources(q, p)
+        if sources is None:
+            return False
+        for name, src in sources.items():
+            if src.store is not None:
+                src.store.restore(src.position, name, self.live[name])
+        return True
+
+    def best_start(self, q: int, p: int) -> int:
+        """The latest position at or before ``q`` that can be rebuilt from ``p`` (0 always can)."""
+        held = {j for positions in self.held.values() for j in positions if j <= q}
+        marked = {j for j in self._mark_at if j is not None and j <= q}
+        candidates = sorted(held | marked | {q}, reverse=True)
+        for c in candidates:
+            if c == 0 or self.sources(c, p) is not None:
+                return c
+        return 0
+
+    def drop_after(self, q: int) -> None:
+        """Forget the copies of positions after ``q`` (the session went back: they are the future)."""
+        for step in self.store.steps:
+            if step > q:
+                self.store.drop(step)
+        for held in self.held.values():
+            del held[bisect.bisect_right(held, q) :]
+        self._mark_at = [None if at is None or at > q else at for at in self._mark_at]
+
+    def copies_at(self, q: int, p: int) -> dict[str, Any]:
+        """New device copies of every written buffer as at ``q`` (which must be rebuildable from ``p``)."""
+        out = {}
+        for name in self.table.written:
+            src = self.source(name, q, p)
+            if src is None:  # pragma: no cover - callers pass best_start() positions
+                raise SnapshotMissingError(f"no copy of {name!r} at step {q} is held; rebuild from best_start()")
+            array = src.array(name, self.live)
+            twin = bridge.new_ndarray(str(array.dtype), tuple(array.shape), tuple(array.element_shape))
+            twin.copy_from(array)
+            out[name] = twin
+        return out
+
+    def clear(self) -> None:
+        """Forget every budgeted copy (the initial state stays)."""
+        self.store.clear()
+        for held in self.held.values():
+            held.clear()
+        self._mark_at = [None, None]

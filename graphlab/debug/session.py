@@ -1,0 +1,819 @@
+"""The step debugger: a session that runs a compiled graph dispatch by dispatch, or fast between stops.
+
+A :class:`DebugSession` is layered over :class:`graphlab.compiled.CompiledGraph`, as TVM's debug
+executor is over its graph executor: values are checked by the same ``prepare``, the kernels are the
+graph's own, and a span with nothing to stop at runs as compiled ``ti.graph`` segments
+(:mod:`graphlab.debug.segments`). Only the dispatches the user steps are launched from Python, one
+kernel call each, timed with ``ti.sync()`` around it (:mod:`graphlab.debug.timing`).
+
+Going back is exact. Before a dispatch runs from Python, the buffers it writes (from the data-flow
+facts) are copied on the device into a :class:`~graphlab.debug.snapshots.SnapshotStore`; before a
+run of compiled segments, the buffers it writes are copied into one of two reused slots (so a fast
+run allocates nothing). A buffer's value at step ``q`` is any copy taken at a step ``j`` with no
+write to it in between, so ``back()`` puts back only what changed. When the
+copies needed were evicted (the store has a byte budget; the oldest go first), the session restores
+the nearest state it can rebuild, at worst the initial state (always kept, outside the budget), and
+replays forward. On archs where float atomics make the last bits depend on thread timing (several
+CPU threads, GPUs), a replayed state can differ in those bits from the first run: run on one CPU
+thread (``ti.init(arch=ti.cpu, cpu_max_num_threads=1)``) for bit-identical replays.
+
+Examples
+--------
+>>> dbg = g.debug(x=F_x, v=F_v, C=F_C, J=F_J, grid_v=F_grid_v, grid_m=F_grid_m)  # doctest: +SKIP
+>>> dbg.break_at("substep/substep_p2g")  # doctest: +SKIP
+>>> stop = dbg.continue_(); print(stop)  # doctest: +SKIP
+breakpoint at step 1/2000: next substep[0]/substep_p2g, last ran substep[0]/substep_reset_grid; ...
+>>> dbg.inspect("grid_m")  # a heat map and device statistics in a notebook  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+import warnings
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from graphlab import taichi_bridge as bridge
+from graphlab.compiled import CompiledGraph
+from graphlab.dataflow import WRITE, dataflow_facts
+from graphlab.debug.breakpoints import (
+    Breakpoint,
+    BreakpointSet,
+    Check,
+    ConditionCheck,
+    Every,
+    NonfiniteHunt,
+    Watch,
+    compile_watch,
+    evaluate_watches,
+)
+from graphlab.debug.inspect import BufferView, DiffView, _Where
+from graphlab.debug.report import (
+    Fault,
+    Halt,
+    NonfiniteHit,
+    ParityReport,
+    ParityRow,
+    Position,
+    SnapshotUsage,
+    StaleViewError,
+    StepRef,
+    Stop,
+    StopReason,
+    StopStats,
+    timing_dependent,
+)
+from graphlab.debug.segments import Granularity, SegmentRunner, StepTable, Timeline, step_kind, unknown_id
+from graphlab.debug.stats import BufferStats, buffer_stats, diff_stats, first_nonfinite
+from graphlab.debug.timing import TimingRecorder, TimingReport, timed
+from graphlab.errors import GraphlabError, StaleGraphError
+from graphlab.nodes import CONTROL
+
+if TYPE_CHECKING:
+    from graphlab.debug.segments import Piece
+    from graphlab.graph import Graph
+
+__all__ = ["DebugError", "DebugOptions", "DebugSession", "ReplayError"]
+
+
+class DebugError(GraphlabError, ValueError):
+    """A debugger control was asked for something it cannot do (a position out of range, a run
+    backwards); nothing ran."""
+
+
+class ReplayError(GraphlabError, RuntimeError):
+    """Replaying dispatches that ran before, to rebuild a past state, failed."""
+
+
+@dataclass(frozen=True)
+class DebugOptions:
+    """Settings of a debug session.
+
+    Parameters
+    ----------
+    budget_bytes
+        Device memory for the copies that make stepping back exact; ``None`` for a quarter of the
+        free device memory. The initial state is kept apart from this budget, always.
+    stats_on_stop
+        Offer the statistics of the buffers each control wrote as ``Stop.stats`` (reduced on the
+        device when first read).
+    fast_forward
+        Run spans without a stop as compiled segments; ``False`` launches every dispatch from Python
+        (slower, but times every dispatch).
+    max_chunk
+        Most sequence repetitions in one compiled segment.
+    """
+
+    budget_bytes: int | None = None
+    stats_on_stop: bool = True
+    fast_forward: bool = True
+    max_chunk: int = 1024
+
+
+class DebugSession:
+    """A step debugger over one compiled graph and one set of run values (see the module docs).
+
+    Parameters
+    ----------
+    graph
+        A :class:`graphlab.Graph` (checked and compiled here) or a compiled graph.
+    values, **kwargs
+        The run values, as for ``run`` and checked the same way. The session works in place on
+        the ndarrays given (numpy arrays are copied to the device and copied back when the session
+        reaches the end).
+    options
+        :class:`DebugOptions` (snapshot budget, statistics at stops, fast-forward). A graph arg
+        that is itself called ``options`` goes in the ``values`` dict.
+    """
+
+    def __init__(
+        self,
+        graph: Graph | CompiledGraph,
+        values: Mapping[str, Any] | None = None,
+        /,
+        *,
+        options: DebugOptions | None = None,
+        **kwargs: Any,
+    ) -> None:
+        from graphlab.graph import Graph
+
+        if not isinstance(graph, (CompiledGraph, Graph)):
+            raise DebugError(
+                f"DebugSession(graph, ...): expected a graphlab Graph or CompiledGraph, got {type(graph).__name__}"
+            )
+        model = graph.graph if isinstance(graph, CompiledGraph) else graph
+        if model.has_control_flow:
+            control = [node_id for node_id, node in model.nodes() if isinstance(node, CONTROL)]
+            raise DebugError(
+                f"graph {model.name!r} has conditionals or loops ({', '.join(control[:5])}): the step "
+                "debugger needs a fixed list of dispatches, which their flags decide only at run time. Debug a "
+                "branch or loop body as a graph of its own, or run the whole graph with run()"
+            )
+        self.options = _checked(options)
+        compiled = graph if isinstance(graph, CompiledGraph) else graph.compile()
+        self.graph: Graph = compiled.graph
+        self.arch = compiled.arch
+        self._compiled = compiled
+        self._prepared = compiled.prepare(values, **kwargs)
+        self._values: dict[str, Any] = self._prepared.values
+        owner: dict[int, str] = {}
+        self._canon: dict[str, str] = {}  # arg name -> the first arg name bound to the same ndarray
+        for name, arg in self.graph.args.items():
+            if arg.kind == "ndarray" and name in self._values:
+                self._canon[name] = owner.setdefault(id(self._values[name]), name)
+        self._live = {c: self._values[c] for c in dict.fromkeys(self._canon.values())}
+        self.notes: list[str] = []
+        steps = self.graph.steps()
+        table = StepTable(steps, self._writes(steps))
+        self._table = table
+        self._segments = SegmentRunner(compiled, table, max_chunk=self.options.max_chunk)
+        self._breaks = BreakpointSet(self.graph, table, self.graph.args)
+        self._watches: list[Watch] = []
+        self._timeline = Timeline(self._live, table, self.options.budget_bytes)
+        self._timing = TimingRecorder()
+        self._pos = 0
+        self._state = 0  # bumped whenever the live buffers change
+        self.faults: list[Fault] = []
+
+    def _writes(self, steps: list[Any]) -> list[frozenset[str]]:
+        facts = dataflow_facts(self.graph)
+        untracked: set[str] = set()
+        writes = []
+        for step in steps:
+            written = set()
+            for arg, flags in facts.args.get(step.node_id, {}).items():
+                if flags & WRITE:
+                    if arg in self._canon:
+                        written.add(self._canon[arg])
+                    else:
+                        untracked.add(arg)
+            writes.append(frozenset(written))
+        if untracked:
+            note = (
+                f"the graph writes texture(s) {', '.join(sorted(untracked))}, which snapshots do not cover: "
+                "back(), goto() and restart() leave them as they are"
+            )
+            self.notes.append(note)
+            warnings.warn(note, RuntimeWarning, stacklevel=4)
+        return writes
+
+    # --- where the session is -------------------------------------------------------------------
+
+    @property
+    def position(self) -> Position:
+        """The current position: dispatches done, and the step id of the next one."""
+        return self._position_at(self._pos)
+
+    def _position_at(self, k: int) -> Position:
+        steps, n = self._table.steps, self._table.count
+        nxt = steps[k] if k < n else None
+        last = steps[k - 1] if k > 0 else None
+        return Position(k, n, nxt.id if nxt else None, nxt.node_id if nxt else None, last.id if last else None)
+
+    @property
+    def step_count(self) -> int:
+        """Dispatches of the unrolled graph."""
+        return self._table.count
+
+    @property
+    def buffers(self) -> Mapping[str, Any]:
+        """The live ndarrays by arg name (the values the session works on)."""
+        return {name: self._values[name] for name in self._canon}
+
+    def _alive(self) -> None:
+        if not self._compiled.is_current():
+            raise StaleGraphError(
+                f"this debug session of graph {self.graph.name!r} was made for a Taichi runtime that "
+                "ti.reset()/ti.init() replaced; its buffers are gone. Start a new one: g.debug(...)"
+            )
+
+    def _resolve(self, name: str) -> Any:
+        return self._values[name]
+
+    # --- controls -----------------------------------------------------------------------------
+
+    def step(self) -> Stop:
+        """Run one dispatch from Python (timed, with its written buffers saved for ``back()``)."""
+        self._alive()
+        t0, start = time.perf_counter(), self._pos
+        if self._pos >= self._table.count:
+            return self._stop("end", start, t0)
+        fault = self._step_one()
+        if fault is not None:
+            return self._stop("fault", start, t0, Halt("fault", fault=fault))
+        return self._stop("end" if self._pos == self._table.count else "step", start, t0)
+
+    def step_over(self) -> Stop:
+        """Run the rest of the current (innermost) sequence repetition; breakpoints still stop it."""
+        self._alive()
+        if self._pos >= self._table.count:
+            return self._stop("end", self._pos, time.perf_counter())
+        return self._advance(self._table.repetition_end(self._pos), "step")
+
+    def continue_(self) -> Stop:
+        """Run to the next breakpoint, a condition turning true, a fault, or the end."""
+        return self._advance(self._table.count, "end")
+
+    def run_to(self, target: str | int) -> Stop:
+        """Run forward to a step index, a step id, or the next dispatch of a node id.
+
+        Breakpoints on the way stop the run first.
+        """
+        self._alive()
+        if isinstance(target, str) and step_kind(target) == "node":
+            self.graph.node(target)  # raises with the ids nearby when unknown
+            q = self._table.next_of_node(target, self._pos)
+            if q is None:
+                raise DebugError(
+                    f"run_to({target!r}): no dispatch of {target!r} runs after step {self._pos}; "
+                    "goto() or restart() to go back"
+                )
+        else:
+            q = self._index(target, "run_to")
+            if q < self._pos:
+                raise DebugError(
+                    f"run_to({target!r}): step {q} is behind the current step {self._pos}; use goto({q}) or back()"
+                )
+        return self._advance(q, "step")
+
+    def back(self, steps: int = 1) -> Stop:
+        """Go back ``steps`` dispatches (exactly: see the module docs)."""
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise DebugError(f"back({steps!r}): give a number of dispatches >= 0")
+        return self.goto(max(0, self._pos - steps))
+
+    def goto(self, target: str | int) -> Stop:
+        """Travel to a position (a step index 0..step_count, a step id or a repetition id), either way.
+
+        Going forward runs without stopping at breakpoints.
+        """
+        self._alive()
+        q = self._index(target, "goto")
+        t0, start = time.perf_counter(), self._pos
+        reason: StopReason = "start" if q == 0 else "end" if q == self._table.count else "step"
+        if q < self._pos:
+            self._back_to(q)
+        elif q > self._pos:
+            return self._advance(q, reason, locations=False, conditions=False)
+        return self._stop(reason, start, t0)
+
+    def restart(self) -> Stop:
+        """Put every buffer back to the initial state (position 0)."""
+        self._alive()
+        t0, start = time.perf_counter(), self._pos
+        self._timeline.restore(0, self._pos)
+        self._timeline.clear()
+        self._pos, self._state = 0, self._state + 1
+        return self._stop("start", start, t0)
+
+    def find_first_nonfinite(self, *, every: Every = "repetition") -> Stop:
+        """Run forward to the first dispatch that leaves NaN or Inf in a buffer it writes.
+
+        Written buffers are checked on the device after every repetition of a top-level sequence
+        (``every="dispatch"``: after every dispatch); the repetition where one appears is stepped
+        again dispatch by dispatch, so the stop names the exact dispatch, buffer, count and first
+        index (``stop.nonfinite``). Breakpoints do not stop the hunt.
+        """
+        self._alive()
+        if every not in ("repetition", "dispatch"):
+            raise DebugError(f"find_first_nonfinite(every={every!r}): choose 'repetition' or 'dispatch'")
+        t0, start = time.perf_counter(), self._pos
+        for name in self._ordered(self._table.written):
+            index = first_nonfinite(self._live[name])
+            if index is not None:
+                s = buffer_stats(self._live[name])
+                hit = NonfiniteHit(None, name, s.nan, s.inf, index)
+                note = (
+                    f"{name!r} already holds NaN/Inf at step {self._pos}; the hunt looks for the dispatch that "
+                    "first writes them, so go back before they appeared (goto, restart) and hunt again"
+                )
+                return self._stop("nonfinite", start, t0, Halt("nonfinite", nonfinite=hit, note=note))
+        return self._advance(self._table.count, "end", locations=False, conditions=False, hunt=every)
+
+    # --- breakpoints and watches ------------------------------------------------------------------
+
+    def break_at(self, target: str | int) -> Breakpoint:
+        """Stop before a node's every dispatch (``substep/p2g``), one step (``substep[37]/p2g``), a
+        repetition (``substep[37]``), every repetition of a sequence (``substep``) or a step index."""
+        return self._breaks.add_location(target)
+
+    def break_when(self, condition: str, *, every: Every = "repetition") -> Breakpoint:
+        """Stop after the dispatch where ``condition`` turns true (reduced on the device; see
+        :mod:`graphlab.debug.breakpoints` for when it is checked)."""
+        return self._breaks.add_condition(condition, every)
+
+    @property
+    def breakpoints(self) -> list[Breakpoint]:
+        """The breakpoints, in the order they were set."""
+        return list(self._breaks)
+
+    def remove_breakpoint(self, which: Breakpoint | int | str) -> None:
+        """Remove one breakpoint (the record, its id, or its target text)."""
+        self._breaks.remove(which)
+
+    def clear_breakpoints(self) -> None:
+        """Remove every breakpoint."""
+        self._breaks.clear()
+
+    def watch(self, expression: str) -> Watch:
+        """Add an expression evaluated (on the device) at every stop: ``stop.watches[text]``."""
+        watch = compile_watch(expression, self.graph.args)
+        for existing in self._watches:
+            if existing.text == watch.text:
+                return existing
+        self._watches.append(watch)
+        return watch
+
+    def unwatch(self, expression: str | None = None) -> None:
+        """Remove one watch (by its text), or every watch."""
+        if expression is None:
+            self._watches.clear()
+            return
+        kept = [w for w in self._watches if w.text != expression.strip()]
+        if len(kept) == len(self._watches):
+            listed = ", ".join(repr(w.text) for w in self._watches) or "none"
+            raise DebugError(f"unwatch({expression!r}): no such watch; watches: {listed}")
+        self._watches = kept
+
+    @property
+    def watches(self) -> list[str]:
+        """The watch expressions."""
+        return [w.text for w in self._watches]
+
+    # --- inspection -------------------------------------------------------------------------------
+
+    def inspect(self, name: str, *, at: str | int | None = None) -> BufferView:
+        """A view of buffer ``name`` now (or at a past or future position ``at``, rebuilt on copies)."""
+        self._alive()
+        canon = self._buffer(name)
+        q = self._pos if at is None else self._index(at, "inspect")
+        if q == self._pos:
+            state = self._state
+            array = self._values[name]
+            view = BufferView(name, array, self._where(canon, q), fresh=lambda: self._state == state)
+            return view
+        array = self._value_at(canon, q)
+        twin = bridge.new_ndarray(str(array.dtype), tuple(array.shape), tuple(array.element_shape))
+        twin.copy_from(array)
+        return BufferView(name, twin, self._where(canon, q))
+
+    def diff(self, name: str, a: str | int, b: str | int | None = None) -> DiffView:
+        """How buffer ``name`` changed from position ``a`` to ``b`` (default: the current position)."""
+        self._alive()
+        canon = self._buffer(name)
+        qa = self._index(a, "diff")
+        qb = self._pos if b is None else self._index(b, "diff")
+        return DiffView(name, qa, qb, self._value_at(canon, qa), self._value_at(canon, qb))
+
+    def last_writer(self, name: str, *, at: str | int | None = None) -> StepRef | None:
+        """The step that last wrote buffer ``name`` before the current position (or ``at``)."""
+        canon = self._buffer(name)
+        q = self._pos if at is None else self._index(at, "last_writer")
+        k = self._table.last_write_before(canon, q)
+        return None if k is None else self._table.ref(k)
+
+    def _where(self, canon: str, q: int) -> _Where:
+        k = self._table.last_write_before(canon, q)
+        return _Where(self._position_at(q), None if k is None else self._table.ref(k))
+
+    def _buffer(self, name: str) -> str:
+        if name not in self._canon:
+            known = ", ".join(self._canon) or "none"
+            raise DebugError(f"{name!r} is not an ndarray arg of graph {self.graph.name!r}; buffers: {known}")
+        return self._canon[name]
+
+    # --- timing, parity, memory -------------------------------------------------------------------
+
+    def timing(self) -> TimingReport:
+        """Device time of the dispatches stepped so far, per step and summed per node."""
+        return self._timing.report()
+
+    def profile(self, *, steps: int | None = None) -> TimingReport:
+        """Time every dispatch from here to the end (or the next ``steps``) on copies of the buffers.
+
+        The session does not move; like TVM's debug executor, each dispatch runs alone between two
+        ``ti.sync()``.
+        """
+        self._alive()
+        stop = self._table.count if steps is None else min(self._table.count, self._pos + max(0, steps))
+        values = self._detached(self._pos)
+        recorder = TimingRecorder()
+        for k in range(self._pos, stop):
+            recorder.record_step(self._table.ref(k), timed(partial(self._segments.launch, k, values)))
+        return recorder.report()
+
+    def parity(self) -> ParityReport:
+        """Run the initial state through the compiled graph and, dispatch by dispatch, through the
+        kernels (both on copies), and compare every written buffer at the end."""
+        self._alive()
+        stepped = self._detached(0)
+        for k in range(self._table.count):
+            self._segments.launch(k, stepped)
+        compiled = self._detached(0)
+        self._compiled.run({k: v for k, v in compiled.items() if k in self._compiled.args})
+        bridge.sync()
+        rows = []
+        for name in self._ordered(self._table.written):
+            d = diff_stats(stepped[name], compiled[name])
+            rows.append(
+                ParityRow(name, d.count, d.changed, d.max_abs, d.max_rel, d.nonfinite_mismatch, d.first_changed)
+            )
+        threads = _cpu_threads()
+        notes = timing_dependent(dataflow_facts(self.graph).args, self.graph.args, self.arch, threads)
+        return ParityReport(self.arch, threads, tuple(rows), notes)
+
+    @property
+    def snapshots(self) -> SnapshotUsage:
+        """Device memory held for stepping back."""
+        timeline = self._timeline
+        store = timeline.store
+        ring = 0 if timeline.marks is None else timeline.marks.budget_bytes
+        return SnapshotUsage(
+            store.bytes_held,
+            timeline.mark_bytes,
+            store.budget_bytes + ring,
+            timeline.initial_bytes,
+            len(store.steps),
+            self._timeline.skipped,
+        )
+
+    @property
+    def segments(self) -> list[tuple[Any, ...]]:
+        """Keys of the compiled segments built so far (``("reps", "substep", 256)`` ...)."""
+        return self._segments.cached
+
+    # --- running -------------------------------------------------------------------------------------
+
+    def _advance(
+        self,
+        target: int,
+        reason: StopReason,
+        *,
+        locations: bool = True,
+        conditions: bool = True,
+        hunt: Every | None = None,
+    ) -> Stop:
+        self._alive()
+        t0, start = time.perf_counter(), self._pos
+        conds = self._breaks.conditions() if conditions else []
+        check: Check | None = None
+        if hunt is not None:
+            check = NonfiniteHunt(self._table, self._live, list(self._live))
+        elif conds:
+            self._breaks.arm(self._resolve)
+            check = ConditionCheck(self._breaks, self._resolve)
+        fine = (hunt == "dispatch") or any(bp.every == "dispatch" for bp in conds) or not self.options.fast_forward
+        granularity: Granularity = "dispatch" if fine else "repetition" if check else "span"
+        limit, hits = target, list[Breakpoint]()
+        if locations:
+            nxt = self._breaks.next_location(self._pos)
+            if nxt is not None and nxt[0] <= target:
+                limit, hits = nxt
+        halt = self._run(self._pos, limit, granularity, check)
+        if halt is not None:
+            return self._stop(halt.reason, start, t0, halt)
+        if hits:
+            return self._stop("breakpoint", start, t0, Halt("breakpoint", tuple(hits)))
+        return self._stop("end" if self._pos == self._table.count else reason, start, t0)
+
+    def _run(self, start: int, stop: int, granularity: Granularity, check: Check | None) -> Halt | None:
+        """Run ``[start, stop)``: at once when nothing is checked on the way, else piece by piece."""
+        pieces = self._segments.plan(start, stop, granularity)
+        error: Exception | None = None
+        if check is None and any(piece.kind != "dispatch" for piece in pieces):
+            error = self._run_fast(start, stop, pieces)
+            if error is None:
+                return None
+        for piece in pieces:  # checked, or the fast run raised: the buffers are back at `start`
+            halt = self._run_piece(piece)
+            if halt is not None:
+                return halt
+            if check is None:
+                continue
+            halt = check.look(piece.start, piece.stop)
+            if halt is None or piece.stop - piece.start == 1:
+                check.commit()
+                if halt is not None:
+                    return halt
+                continue
+            self._back_to(piece.start)  # find the exact dispatch: step the piece again
+            for k in range(piece.start, piece.stop):
+                fault = self._step_one()
+                if fault is not None:
+                    return Halt("fault", fault=fault)
+                exact = check.look(k, k + 1)
+                check.commit()
+                if exact is not None:
+                    return exact
+            note = (
+                f"the check fired after steps {piece.start}..{piece.stop - 1} ran as one segment, but not when "
+                "they were stepped one by one: on this arch results can depend on thread timing"
+            )
+            return dataclasses.replace(halt, note=note)
+        if error is not None:
+            return self._unreproduced(start, stop, error)
+        return None
+
+    def _run_fast(self, start: int, stop: int, pieces: list[Piece]) -> Exception | None:
+        """Launch every piece and wait once: compiled speed, no copies but one mark at ``start``.
+
+        Returns None, or what Taichi raised; then the buffers are back as at ``start``.
+        """
+        self._timeline.mark(start, self._table.written_between(start, stop))
+        bridge.sync()
+        t = time.perf_counter()
+        try:
+            for piece in pieces:
+                self._segments.run(piece, self._values)
+            bridge.sync()
+        except KeyboardInterrupt:
+            self._pos = stop
+            self._back_to(start)
+            raise
+        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
+            self._pos = stop
+            self._back_to(start)
+            return _without_frames(exc)
+        self._timing.record_segment(start, stop, time.perf_counter() - t)
+        self._pos, self._state = stop, self._state + 1
+        return None
+
+    def _run_piece(self, piece: Piece) -> Halt | None:
+        if piece.kind == "dispatch":
+            fault = self._step_one()
+            return None if fault is None else Halt("fault", fault=fault)
+        self._timeline.mark(piece.start, self._table.written_between(piece.start, piece.stop))
+        bridge.sync()
+        t = time.perf_counter()
+        try:
+            self._segments.run(piece, self._values)
+            bridge.sync()
+        except KeyboardInterrupt:
+            self._pos = piece.stop
+            self._back_to(piece.start)
+            raise
+        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
+            self._pos = piece.stop
+            self._back_to(piece.start)
+            return self._locate_fault(piece, _without_frames(exc))
+        self._timing.record_segment(piece.start, piece.stop, time.perf_counter() - t)
+        self._pos, self._state = piece.stop, self._state + 1
+        return None
+
+    def _unreproduced(self, start: int, stop: int, error: Exception) -> Halt:
+        fault = _fault(self._table.ref(start), error)
+        self.faults.append(fault)
+        note = (
+            f"steps {start}..{stop - 1} raised when run as compiled segments but not when run again piece by piece; "
+            "the session is after them, with the results of the second run"
+        )
+        return Halt("fault", fault=fault, note=note)
+
+    def _locate_fault(self, piece: Piece, error: Exception) -> Halt:
+        """A segment raised: step its dispatches one by one to find which one fails."""
+        for _ in range(piece.start, piece.stop):
+            fault = self._step_one()
+            if fault is not None:
+                return Halt("fault", fault=fault)
+        return self._unreproduced(piece.start, piece.stop, error)
+
+    def _step_one(self) -> Fault | None:
+        k = self._pos
+        self._timeline.save(k, self._table.writes[k])
+        try:
+            seconds = timed(partial(self._segments.launch, k, self._values))
+        except KeyboardInterrupt:
+            self._pos = k + 1
+            self._back_to(k)
+            raise
+        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
+            self._pos = k + 1
+            self._back_to(k)
+            fault = _fault(self._table.ref(k), exc)
+            self.faults.append(fault)
+            return fault
+        self._timing.record_step(self._table.ref(k), seconds)
+        self._pos, self._state = k + 1, self._state + 1
+        return None
+
+    def _back_to(self, q: int) -> None:
+        """Make the live buffers hold position ``q < self._pos``: restore copies, else rebuild and replay."""
+        p = self._pos
+        self._state += 1
+        if not self._timeline.restore(q, p):
+            c = self._timeline.best_start(q, p)
+            self._timeline.restore(c, p)
+            self._timeline.drop_after(c)
+            self._pos = c
+            halt = self._run(c, q, "span", None)
+            if halt is not None:
+                raise ReplayError(
+                    f"replaying steps {c}..{q - 1} to rebuild step {q} failed: {halt.fault or halt.reason}; "
+                    f"the session is at step {self._pos}"
+                )
+        self._timeline.drop_after(q)
+        self._pos = q
+
+    def _value_at(self, canon: str, q: int) -> Any:
+        """An ndarray holding buffer ``canon`` as at position ``q`` (live, a held copy, or replayed)."""
+        p = self._pos
+        if q <= p:
+            src = self._timeline.source(canon, q, p)
+            if src is not None:
+                return src.array(canon, self._live)
+            start = self._timeline.best_start(q, p)
+        elif self._table.first_write(canon, p) >= q:
+            return self._live[canon]
+        else:
+            start = p
+        values = self._detached(start)
+        try:
+            for piece in self._segments.plan(start, q, "span"):
+                self._segments.run(piece, values)
+            bridge.sync()
+        except Exception as exc:
+            raise ReplayError(f"rebuilding {canon!r} at step {q} from step {start} on copies failed: {exc}") from exc
+        return values[canon]
+
+    def _detached(self, q: int) -> dict[str, Any]:
+        """Run values whose written buffers are new copies as at position ``q`` (``q <= now`` must be
+        rebuildable; callers pass the current position, 0 or a ``best_start``)."""
+        copies = self._timeline.copies_at(q, self._pos) if q <= self._pos else {}
+        values = dict(self._values)
+        for name, canon in self._canon.items():
+            if canon in copies:
+                values[name] = copies[canon]
+        return values
+
+    def _ordered(self, names: set[str] | frozenset[str]) -> list[str]:
+        return [n for n in self._live if n in names]
+
+    def _index(self, target: str | int, what: str) -> int:
+        n = self._table.count
+        if isinstance(target, bool) or not isinstance(target, (str, int)):
+            raise DebugError(f"{what}({target!r}): give a step index 0..{n}, a step id or a repetition id")
+        if isinstance(target, int):
+            if not 0 <= target <= n:
+                raise DebugError(f"{what}({target}): a position must lie in 0..{n} (0: the start, {n}: the end)")
+            return target
+        kind = step_kind(target)
+        if kind == "step":
+            if target not in self._table.by_id:
+                raise unknown_id(target, self._table.by_id, f"{what}(): step")
+            return self._table.by_id[target]
+        if kind == "repetition":
+            start = self._table.repetition_start(target)
+            if start is None:
+                raise DebugError(f"{what}({target!r}): no such repetition")
+            return start
+        if target not in self._table.by_node:
+            raise unknown_id(target, self._table.by_node, f"{what}(): node")
+        example = self._table.steps[self._table.by_node[target][0]].id
+        raise DebugError(
+            f"{what}({target!r}): a node runs at many steps; name one, e.g. {example!r}, or give a step index"
+        )
+
+    def _stop(self, reason: StopReason, start: int, t0: float, halt: Halt | None = None) -> Stop:
+        halt = halt or Halt(reason)
+        for bp in halt.breakpoints:
+            bp.hits += 1
+        names: list[str] = []
+        if self.options.stats_on_stop and start != self._pos:
+            lo, hi = sorted((start, self._pos))
+            names = self._ordered(self._table.written_between(lo, hi))
+        stats = StopStats(names, *_stats_access(self))
+        watches = evaluate_watches(self._watches, self._resolve)
+        if self._pos == self._table.count and self._prepared.write_back:
+            self._prepared.finish()
+        pos = self.position
+        return Stop(
+            reason,
+            pos.index,
+            pos.total,
+            pos.step_id,
+            pos.node_id,
+            pos.last_step_id,
+            self._pos - start,
+            time.perf_counter() - t0,
+            watches,
+            stats,
+            halt.breakpoints,
+            halt.fault,
+            halt.nonfinite,
+            halt.note,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<graphlab.DebugSession of {self.graph.name!r} on {self.arch}: {self.position}, "
+            f"{len(self._breaks)} breakpoints, {len(self._watches)} watches>"
+        )
+
+
+def _without_frames(error: Exception) -> Exception:
+    """``error`` (and its causes) without tracebacks: their frames reference the session, a cycle the
+    garbage collector may break only after a ``ti.init``, when freeing Taichi's launch state crashes."""
+    seen: set[int] = set()
+    link: BaseException | None = error
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        link.__traceback__ = None
+        link = link.__cause__ or link.__context__
+    return error
+
+
+def _fault(step: StepRef, error: Exception) -> Fault:
+    """A fault record: the error without frames, its traceback as text."""
+    text = "".join(traceback.format_exception(error))
+    return Fault(step, _without_frames(error), text)
+
+
+def _checked(options: DebugOptions | None) -> DebugOptions:
+    """The options, checked before anything is compiled or copied."""
+    if options is None:
+        return DebugOptions()
+    if not isinstance(options, DebugOptions):
+        raise DebugError(f"options= takes a graphlab.debug.DebugOptions, got {type(options).__name__}")
+    budget = options.budget_bytes
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0):
+        raise DebugError(
+            f"DebugOptions(budget_bytes={budget!r}): give a positive int of bytes, or None for a quarter "
+            "of the free device memory"
+        )
+    if isinstance(options.max_chunk, bool) or not isinstance(options.max_chunk, int) or options.max_chunk < 1:
+        raise DebugError(f"DebugOptions(max_chunk={options.max_chunk!r}): give an int >= 1 (repetitions per segment)")
+    return options
+
+
+def _stats_access(session: DebugSession) -> tuple[Callable[[str], BufferStats], Callable[[], bool]]:
+    """How a stop's statistics are computed and whether they still can be; through a weak reference,
+    so a kept stop does not keep the session (and its device copies) alive."""
+    ref = weakref.ref(session)
+    state = session._state
+
+    def fresh() -> bool:
+        live = ref()
+        return live is not None and live._state == state
+
+    def compute(name: str) -> BufferStats:
+        live = ref()
+        if live is None:  # pragma: no cover - fresh() is checked first
+            raise StaleViewError("the debug session of this stop is gone")
+        return buffer_stats(live._live[name])
+
+    return compute, fresh
+
+
+def _cpu_threads() -> int | None:
+    """Threads of a CPU arch (``cpu_max_num_threads``), None on other archs."""
+    from taichi.lang import impl
+
+    cfg = impl.current_cfg()
+    if cfg.arch.name not in ("x64", "arm64"):
+        return None
+    return int(cfg.cpu_max_num_threads)
