@@ -21,8 +21,8 @@ from graphlab.errors import (
     ToolMissingError,
 )
 from graphlab.graph import Graph, GraphChange, SequenceBuilder, Step
-from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
 from graphlab.kernels import KernelInfo, KernelRegistry, Param, kernel_info
+from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
 from graphlab.spec import Arg
 
 __all__ = [

@@ -41,8 +41,9 @@ def register(sub: Any) -> None:
     export.add_argument("--no-tcm", action="store_true", help="do not write module.tcm")
     export.set_defaults(handler=run_export)
 
-    verify = sub.add_parser("verify", help="run an exported module in the C runtime and in Python, compare; "
-                            "exit 0 passed, 1 differences")
+    verify = sub.add_parser(
+        "verify", help="run an exported module in the C runtime and in Python, compare; exit 0 passed, 1 differences"
+    )
     verify.add_argument("folder")
     verify.add_argument("--frames", type=int, default=1)
     verify.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -148,8 +149,15 @@ def run_export(args: argparse.Namespace) -> int:
         dims[name] = int(value)
     graphs = _load_files(args.files, args.kernels)
     with _stdout_to_stderr():
-        result = export(graphs, args.output, args.arch, dims=dims, overwrite=args.overwrite,
-                        cpu_threads=args.cpu_threads, tcm=not args.no_tcm)
+        result = export(
+            graphs,
+            args.output,
+            args.arch,
+            dims=dims,
+            overwrite=args.overwrite,
+            cpu_threads=args.cpu_threads,
+            tcm=not args.no_tcm,
+        )
     print(result)
     return 0
 

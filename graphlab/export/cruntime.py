@@ -20,7 +20,6 @@ import ctypes.util
 import difflib
 import hashlib
 import importlib.util
-import json
 import os
 import weakref
 from collections.abc import Iterator, Mapping
@@ -31,10 +30,27 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
-from graphlab.export.errors import CRuntimeError, ManifestError, UnknownGraphError
-from graphlab.spec import ARG_KINDS, DTYPE_BYTES, NUMPY_DTYPES, ROLES
+from graphlab.export.errors import CRuntimeError, UnknownGraphError
+from graphlab.export.manifest import (
+    MANIFEST_FORMAT,
+    ArgSpec,
+    GraphSpec,
+    Manifest,
+    manifest_error,
+    read_manifest,
+)
+from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES
 
-__all__ = ["ArgSpec", "Graph", "GraphSpec", "Manifest", "Module", "load_module", "read_manifest"]
+__all__ = [
+    "MANIFEST_FORMAT",
+    "ArgSpec",
+    "Graph",
+    "GraphSpec",
+    "Manifest",
+    "Module",
+    "load_module",
+    "read_manifest",
+]
 
 # Enumerations of taichi/taichi_core.h (C-API 1.7).
 TI_ARCH = {"vulkan": 1, "cuda": 3, "x64": 4}
@@ -52,134 +68,8 @@ ARCH_HINTS = {
     "vulkan": "; is a Vulkan driver installed? On a CPU: apt-get install mesa-vulkan-drivers libvulkan1",
     "cuda": "; is an NVIDIA GPU and its driver present? Else export for vulkan or x64",
 }
-MANIFEST_FORMAT = "graphlab.module/1"
 
-# --- manifest.json --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One graph arg as ``manifest.json`` records it (the fields of :class:`graphlab.spec.Arg`)."""
-
-    name: str
-    kind: str
-    dtype: str | None
-    ndim: int = 0
-    element_shape: tuple[int, ...] = ()
-    role: str = "state"
-    shape: tuple[int | str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class GraphSpec:
-    name: str
-    args: tuple[ArgSpec, ...]
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """A checked ``manifest.json``; ``slots`` maps each planned slot to the temps sharing it."""
-
-    folder: Path
-    arch: str
-    taichi_version: str
-    graphs: tuple[GraphSpec, ...]
-    dims: dict[str, int]
-    slots: dict[int, tuple[str, ...]]
-    files: dict[str, str]
-
-
-class _Reader:
-    """Typed access to parsed JSON that names the JSON path of a bad field."""
-
-    def __init__(self, file: Path) -> None:
-        self.file = str(file)
-
-    def fail(self, path: str, message: str) -> ManifestError:
-        return ManifestError(f"{message}; re-export the module or fix manifest.json", file=self.file, json_path=path)
-
-    def get(self, obj: Any, path: str, key: str, kind: Any, default: Any = ...) -> Any:
-        if not isinstance(obj, dict):
-            raise self.fail(path, f"expected an object, got {obj!r}")
-        if key not in obj and default is not ...:
-            return default
-        value = obj.get(key)
-        if key not in obj or not isinstance(value, kind) or isinstance(value, bool):
-            raise self.fail(f"{path}.{key}", f"expected {getattr(kind, '__name__', kind)}, got {value!r}")
-        return value
-
-    def choice(self, obj: Any, path: str, key: str, allowed: tuple[str | None, ...], default: Any = ...) -> Any:
-        value = self.get(obj, path, key, (str, type(None)), default)
-        if value not in allowed:
-            raise self.fail(f"{path}.{key}", f"{value!r} is not one of {', '.join(map(str, allowed))}")
-        return value
-
-    def dims(self, values: list[Any], path: str, *, names: bool) -> tuple[Any, ...]:
-        for i, v in enumerate(values):
-            if not (isinstance(v, str) and names) and (type(v) is not int or v < 0):
-                raise self.fail(f"{path}[{i}]", f"expected a non-negative int{' or a dim name' * names}, got {v!r}")
-        return tuple(values)
-
-    def arg(self, obj: Any, path: str) -> ArgSpec:
-        kind = self.choice(obj, path, "kind", ARG_KINDS)
-        typed = kind in ("scalar", "ndarray", "matrix")
-        shape = self.get(obj, path, "shape", (list, type(None)), None)
-        ndim = self.get(obj, path, "ndim", int, 0)
-        if shape is not None and len(shape) != ndim:
-            raise self.fail(f"{path}.shape", f"{shape!r} has {len(shape)} dims but ndim is {ndim}")
-        return ArgSpec(
-            name=self.get(obj, path, "name", str),
-            kind=kind,
-            dtype=self.choice(obj, path, "dtype", tuple(NUMPY_DTYPES) if typed else (None, *NUMPY_DTYPES), None),
-            ndim=ndim,
-            element_shape=self.dims(
-                self.get(obj, path, "element_shape", list, []), f"{path}.element_shape", names=False
-            ),
-            role=self.choice(obj, path, "role", ROLES, "state"),
-            shape=None if shape is None else self.dims(shape, f"{path}.shape", names=True),
-        )
-
-
-def read_manifest(folder: Path) -> Manifest:
-    """Read and check ``folder/manifest.json`` (plain data: nothing in it is executed)."""
-    file = folder / "manifest.json"
-    r = _Reader(file)
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise ManifestError(f"missing; pass the folder gl.export wrote, not {folder}", file=str(file)) from e
-    except (OSError, ValueError) as e:
-        raise r.fail("$", f"not readable JSON ({e})") from e
-    r.choice(data, "$", "format", (MANIFEST_FORMAT,))
-    graphs = []
-    for i, g in enumerate(r.get(data, "$", "graphs", list)):
-        where = f"$.graphs[{i}]"
-        args = r.get(g, where, "args", list)
-        graphs.append(
-            GraphSpec(
-                r.get(g, where, "name", str),
-                tuple(r.arg(a, f"{where}.args[{j}]") for j, a in enumerate(args)),
-            )
-        )
-    slots = {}
-    for i, s in enumerate(r.get(r.get(data, "$", "memory_plan", dict, {}), "$.memory_plan", "slots", list, [])):
-        slots[r.get(s, f"$.memory_plan.slots[{i}]", "slot", int)] = tuple(
-            r.get(s, f"$.memory_plan.slots[{i}]", "args", list)
-        )
-    dims = r.get(data, "$", "dims", dict, {})
-    for name, size in dims.items():
-        r.dims([size], f"$.dims.{name}", names=False)
-    if len({g.name for g in graphs}) != len(graphs):
-        raise r.fail("$.graphs", f"graph names repeat: {[g.name for g in graphs]}")
-    return Manifest(
-        folder=folder,
-        arch=r.choice(data, "$", "arch", tuple(TI_ARCH)),
-        taichi_version=r.get(data, "$", "taichi_version", str),
-        graphs=tuple(graphs),
-        dims=dict(dims),
-        slots=slots,
-        files=dict(r.get(data, "$", "files", dict, {})),
-    )
+# --- checking a module folder ----------------------------------------------------------------------
 
 
 def check_module_files(manifest: Manifest, c_api_version: int) -> None:
@@ -189,18 +79,21 @@ def check_module_files(manifest: Manifest, c_api_version: int) -> None:
     its recorded sha256, and the module must come from the runtime's Taichi minor version (1.7.x
     modules load only into a 1.7.x runtime).
     """
-    folder, r = manifest.folder, _Reader(manifest.folder / "manifest.json")
+    folder = manifest.folder
     have = f"{c_api_version // 1_000_000}.{c_api_version // 1000 % 1000}"
     if not manifest.taichi_version.startswith(have + "."):
         fix = f"export with this taichi, or install taichi=={manifest.taichi_version}"
-        raise r.fail("$.taichi_version", f"{manifest.taichi_version} is not the C runtime's {have}.x; {fix}")
+        message = f"{manifest.taichi_version} is not the C runtime's {have}.x; {fix}"
+        raise manifest_error(folder, "$.taichi_version", message)
     for name in MODULE_FILES[manifest.arch]:
         if not (folder / "module" / name).is_file():
-            raise r.fail("$.arch", f"{folder / 'module' / name} is missing, so module/ is no {manifest.arch} module")
+            message = f"{folder / 'module' / name} is missing, so module/ is no {manifest.arch} module"
+            raise manifest_error(folder, "$.arch", message)
     for name, digest in manifest.files.items():
         path = folder / name
         if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise r.fail(f"$.files[{name!r}]", f"{path} is {'changed' if path.is_file() else 'missing'} since export")
+            message = f"{path} is {'changed' if path.is_file() else 'missing'} since export"
+            raise manifest_error(folder, f"$.files[{name!r}]", message)
 
 
 # --- the C library ------------------------------------------------------------------------------

@@ -345,7 +345,7 @@ From the export folder (the one holding `module/` and `manifest.json`):
   others.
 - Any C-API error is printed with its `ti_get_last_error` code and message; the exit status is 1.
 
-An x64 module needs `TI_LIB_DIR` (the folder with `runtime_x64.bc`, `taichi/_lib/c_api/runtime` in
+An x64 or CUDA module needs `TI_LIB_DIR` (the folder with `runtime_x64.bc` / `runtime_cuda.bc`, `taichi/_lib/c_api/runtime` in
 the wheel); the build bakes in a default. A Vulkan module needs a Vulkan driver (on a CPU-only
 Debian: `apt-get install mesa-vulkan-drivers libvulkan1`).
 
@@ -844,12 +844,12 @@ int main(int argc, char **argv) {
   mark_used(&opt);
   load_values(&opt);
 
-  /* The x64 runtime compiles its LLVM runtime from TI_LIB_DIR/runtime_x64.bc. */
-  if (MODULE_ARCH == TI_ARCH_X64 && getenv("TI_LIB_DIR") == NULL) {
+  /* The LLVM runtimes (x64, CUDA) load their runtime bitcode from TI_LIB_DIR. */
+  if ((MODULE_ARCH == TI_ARCH_X64 || MODULE_ARCH == TI_ARCH_CUDA) && getenv("TI_LIB_DIR") == NULL) {
 #ifdef GRAPHLAB_TI_LIB_DIR
     setenv("TI_LIB_DIR", GRAPHLAB_TI_LIB_DIR, 0);
 #else
-    die("set TI_LIB_DIR to the folder with runtime_x64.bc (taichi/_lib/c_api/runtime in the taichi wheel)");
+    die("set TI_LIB_DIR to the folder with runtime_*.bc (taichi/_lib/c_api/runtime in the taichi wheel)");
 #endif
   }
   check_module_dir(opt.module_dir);

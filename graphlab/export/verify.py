@@ -1,0 +1,471 @@
+"""``gl.verify``: does the exported module compute what the notebook computes?
+
+Runs the same graphs twice on the same inputs and compares every ndarray they write:
+
+- **as deployed**: the generated C host program (``host/``, built with the system C compiler)
+  loads ``module/`` into Taichi's C runtime, with no Python in the loop;
+- **as in the notebook**: a child process with Taichi's Python frontend on the manifest's arch
+  rebuilds the graphs from ``source/`` (the graph files and the kernels carried at export time)
+  and runs them with graphlab.
+
+Inputs are given as numpy arrays, or drawn at random (``seed``) from the manifest: shapes from its
+dims, values in the range the notebook's values had at export (``sample``), else uniform [0, 1) for
+floats and {0, 1} for ints. Outputs start at zero.
+
+``verify`` executes the kernels' Python code stored in ``source/kernels.json`` (or given as
+``kernels=``): verify only folders you exported yourself or trust.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import html
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphlab.errors import GraphlabError, ToolMissingError
+from graphlab.export.cruntime import taichi_c_api_dir
+from graphlab.export.manifest import ArgSpec, Manifest, Sample, read_manifest
+from graphlab.spec import NUMPY_DTYPES
+
+__all__ = ["OutputDiff", "Run", "VerifyError", "VerifyReport", "make_inputs", "run_host", "run_python", "verify"]
+
+CHILD_ENTRY = "graphlab.export._child:run_graphs"
+ATOMICS_NOTE = (
+    "this x64 module was compiled for {threads} threads: kernels that add floats atomically (`+=` on a "
+    "shared cell, like MPM's particle-to-grid) sum in thread-timing order, so results differ by rounding "
+    "from run to run (and a chaotic simulation grows those differences); export with cpu_threads=1 for "
+    "bit-identical results"
+)
+GPU_NOTE = (
+    "on {arch}, kernels that add floats atomically (`+=` on a shared cell, like MPM's particle-to-grid) "
+    "sum in scheduling order, so results differ by rounding from run to run (and a chaotic simulation "
+    "grows those differences); export for x64 with cpu_threads=1 to compare bit for bit"
+)
+SPREAD_NOTE = (
+    "Taichi's Python frontend run twice on the same inputs differs from itself by up to {spread:.2g} "
+    "(max rel, column 'py vs py'): differences of that size come from the order of float additions, not "
+    "from the export"
+)
+#: Where a second Python run can differ from the first (float atomics in several threads or on a GPU).
+NONDETERMINISTIC = ("vulkan", "cuda")
+
+
+class VerifyError(GraphlabError, RuntimeError):
+    """Verification could not run (no sources in the folder, the host program failed...)."""
+
+
+@dataclass(frozen=True)
+class OutputDiff:
+    """How one written ndarray compares: C host (``got``) against the Python frontend (``want``).
+
+    ``max_rel`` is the largest absolute difference divided by the reference's largest magnitude, so
+    values near zero do not blow it up.
+    """
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    max_abs: float
+    max_rel: float
+    mismatched: int
+    passed: bool
+    spread: float | None = None  # max_rel of the Python frontend against a second run of itself
+
+    @property
+    def identical(self) -> bool:
+        """Bit for bit the same (NaNs in the same places count as equal)."""
+        return self.mismatched == 0
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the graphs: where its outputs are and how long its frames took (ms)."""
+
+    out_dir: Path
+    seconds: float
+    first_frame_ms: float | None = None
+    frame_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Per output: max abs and rel difference, pass/fail by ``rtol``; ``passed`` when every one passed."""
+
+    path: Path
+    arch: str
+    frames: int
+    rtol: float
+    inputs: str
+    outputs: tuple[OutputDiff, ...]
+    notes: tuple[str, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """Whether every output is within ``rtol``."""
+        return all(o.passed for o in self.outputs)
+
+    @property
+    def identical(self) -> bool:
+        """Whether every output is bit-identical."""
+        return all(o.identical for o in self.outputs)
+
+    def _rows(self) -> list[list[str]]:
+        return [
+            [o.name, o.dtype, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
+             "-" if o.spread is None else f"{o.spread:.3g}", f"{o.mismatched:,}",
+             "identical" if o.identical else "pass" if o.passed else "FAIL"]
+            for o in self.outputs
+        ]  # fmt: skip
+
+    _HEADER = ("output", "dtype", "shape", "max abs", "max rel", "py vs py", "differ", "result")
+
+    def __str__(self) -> str:
+        verdict = "PASSED" if self.passed else "FAILED"
+        lines = [
+            f"verify {self.path} ({self.arch}, {self.frames} frame(s), rtol={self.rtol:g}, inputs: "
+            f"{self.inputs}): {verdict}"
+        ]
+        rows = [list(self._HEADER), *self._rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self._HEADER))]
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines += [f"note: {n}" for n in self.notes]
+        if self.timings:
+            lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.timings.items()))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = {"identical": "#1a7f37", "pass": "#1a7f37", "FAIL": "#cf222e"}
+        head = "".join(f"<th>{h}</th>" for h in self._HEADER)
+        body = "".join(
+            "<tr>"
+            + "".join(f"<td>{html.escape(c)}</td>" for c in r[:-1])
+            + f'<td style="color:{colour[r[-1]]};font-weight:bold">{r[-1]}</td></tr>'
+            for r in self._rows()
+        )
+        verdict = "passed" if self.passed else "FAILED"
+        notes = "".join(f"<p><i>note:</i> {html.escape(n)}</p>" for n in self.notes)
+        title = html.escape(
+            f"{self.path} ({self.arch}, {self.frames} frame(s), rtol={self.rtol:g}, inputs: {self.inputs})"
+        )
+        return f"<div><b>verify {verdict}</b>: {title}<table><tr>{head}</tr>{body}</table>{notes}</div>"
+
+
+# --- inputs -----------------------------------------------------------------------------------------
+
+
+def _args(manifest: Manifest) -> dict[str, ArgSpec]:
+    """Every arg once; an arg that is an input in any graph counts as an input."""
+    args: dict[str, ArgSpec] = {}
+    for graph in manifest.graphs:
+        for arg in graph.args:
+            seen = args.setdefault(arg.name, arg)
+            if arg.role == "input" and seen.role != "input":
+                args[arg.name] = arg
+    return args
+
+
+def _given(arg: ArgSpec, value: Any, dims: dict[str, int]) -> np.ndarray:
+    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+    array = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
+    if arg.kind != "ndarray":
+        shape = arg.element_shape if arg.kind == "matrix" else ()
+        if array.dtype.kind not in "iuf" or (want.kind in "iu" and array.dtype.kind == "f") or array.shape != shape:
+            raise VerifyError(f"inputs[{arg.name!r}] = {value!r}, but arg {arg.name!r} is a {arg.kind} of {want} "
+                              f"with shape {shape}; pass a value of that kind")  # fmt: skip
+        return array.astype(want)
+    if array.dtype != want:
+        raise VerifyError(
+            f"inputs[{arg.name!r}] is {array.dtype}, but arg {arg.name!r} is {want}; pass it with .astype(np.{want})"
+        )
+    if array.ndim != arg.ndim + len(arg.element_shape) or array.shape[arg.ndim :] != arg.element_shape:
+        raise VerifyError(
+            f"inputs[{arg.name!r}] has shape {array.shape}; arg {arg.name!r} has {arg.ndim} dims "
+            f"then the element shape {arg.element_shape}"
+        )
+    for axis, dim in enumerate(arg.shape or ()):
+        if isinstance(dim, str) and dims.setdefault(dim, array.shape[axis]) != array.shape[axis]:
+            raise VerifyError(
+                f"inputs[{arg.name!r}].shape[{axis}] is {array.shape[axis]}, but dim {dim!r} is "
+                f"{dims[dim]} from another input; sizes must agree"
+            )
+    return array
+
+
+def _draw(arg: ArgSpec, sample: Sample | None, dims: Mapping[str, int], rng: np.random.Generator) -> np.ndarray:
+    """A random value for ``arg``: the notebook's scalar, else uniform within the recorded range."""
+    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+    if arg.kind != "ndarray" and sample is not None and sample.value is not None:
+        return np.asarray(sample.value, want)
+    shape: tuple[int, ...] = ()
+    if arg.kind == "ndarray":
+        resolved = [d if isinstance(d, int) else dims.get(d) for d in arg.shape or ()]
+        if arg.shape is not None and all(d is not None for d in resolved):
+            shape = tuple(int(d) for d in resolved if d is not None)
+        elif sample is not None and sample.shape is not None:
+            shape = sample.shape
+        else:
+            raise VerifyError(
+                f"cannot size input {arg.name!r}: manifest.json gives no shape or dims for it; pass "
+                f"inputs={{{arg.name!r}: array}}, or export with values= (or dims=)"
+            )
+    full = (*shape, *arg.element_shape)
+    if arg.kind == "ndarray" and arg.role == "output":
+        return np.zeros(full, want)
+    low, high = (0.0, 1.0)
+    if sample is not None and sample.low is not None and sample.high is not None:
+        low, high = sample.low, sample.high
+    if want.kind == "f":
+        return rng.uniform(low, high, full).astype(want) if high > low else np.full(full, low, want)
+    return rng.integers(int(low), int(high), size=full, endpoint=True).astype(want)
+
+
+def make_inputs(manifest: Manifest, given: Mapping[str, Any] | None = None, *, seed: int = 0) -> dict[str, np.ndarray]:
+    """Every non-temp arg's value: the ``given`` ones checked, the others drawn with ``seed``."""
+    args = {name: arg for name, arg in _args(manifest).items() if arg.role != "temp"}
+    given = dict(given or {})
+    for name in given:
+        if name not in args:
+            close = difflib.get_close_matches(name, list(args), 1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise VerifyError(f"inputs[{name!r}]: the module has no such arg; {hint}its args: {', '.join(args)}")
+    dims: dict[str, int] = {}
+    values = {name: _given(args[name], value, dims) for name, value in given.items()}
+    dims = {**manifest.dims, **dims}
+    rng = np.random.default_rng(seed)
+    for name, arg in args.items():
+        if name not in values:
+            values[name] = _draw(arg, manifest.samples.get(name), dims, rng)
+    return values
+
+
+# --- the two runs ------------------------------------------------------------------------------------
+
+
+def _host_executable(folder: Path, cc: str | None) -> Path:
+    """The built host program; rebuilt when missing or older than its sources (kept when fresh)."""
+    from graphlab.export.hostgen import EXECUTABLE, build_host
+
+    exe = folder / "host" / "build" / EXECUTABLE
+    sources = [folder / "host" / n for n in ("main.c", "npy.c", "npy.h")]
+    if exe.is_file() and all(s.is_file() and s.stat().st_mtime <= exe.stat().st_mtime for s in sources):
+        return exe
+    return build_host(folder, cc=cc)
+
+
+def run_host(
+    folder: Path, inputs_dir: Path, out_dir: Path, *, frames: int = 1, cc: str | None = None, timeout: float = 600.0
+) -> Run:
+    """Run the generated C host on ``inputs_dir/<arg>.npy``; it writes ``out_dir/<arg>.npy``."""
+    exe = _host_executable(folder, cc)
+    command = [str(exe), "--module", str(folder / "module"), "--in", str(inputs_dir), "--out", str(out_dir),
+               "--frames", str(frames), "--time"]  # fmt: skip
+    # The generated main.c defaults TI_LIB_DIR for x64 only, but a CUDA runtime needs runtime_cuda.bc too.
+    env = {"TI_LIB_DIR": str(taichi_c_api_dir() / "runtime"), **os.environ}
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, env=env)
+    except subprocess.TimeoutExpired as exc:
+        raise VerifyError(f"the host program ran past {timeout:.0f} s: {' '.join(command)}") from exc
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise VerifyError(
+            f"the host program failed (status {done.returncode}):\n$ {' '.join(command)}\n{done.stdout}{done.stderr}"
+        )
+    first = re.search(r"first frame: ([0-9.]+) ms", done.stdout)
+    mean = re.search(r"([0-9.]+) ms per frame", done.stdout)
+    first_ms = float(first.group(1)) if first else None
+    return Run(out_dir, seconds, first_ms, float(mean.group(1)) if mean else first_ms)
+
+
+def _sources(folder: Path, manifest: Manifest, kernels: Any) -> tuple[dict[str, str], dict[str, Any]]:
+    """The graph file texts (in manifest order) and the carried-kernels payload for the child."""
+    source = manifest.source or {}
+    texts: dict[str, str] = {}
+    for graph in manifest.graphs:
+        rel = source.get("graphs", {}).get(graph.name)
+        if rel is None or not (folder / rel).is_file():
+            raise VerifyError(
+                f"{folder}: no graph file for {graph.name!r} under source/ (manifest.json "
+                "$.source.graphs); re-export it with gl.export, which stores the sources"
+            )
+        texts[rel] = (folder / rel).read_text(encoding="utf-8")
+    if kernels is not None:
+        from graphlab.carry import carry_kernels
+        from graphlab.graphfile import loads
+
+        graphs = [loads(text, kernels=kernels, file=name) for name, text in texts.items()]
+        return texts, carry_kernels(dict.fromkeys(k.fn for g in graphs for k in g.kernels)).to_dict()
+    payload = folder / source.get("kernels", "source/kernels.json")
+    if not payload.is_file():
+        raise VerifyError(f"{payload} is missing; pass kernels= (the module or dict holding the kernels)")
+    return texts, json.loads(payload.read_text(encoding="utf-8"))
+
+
+def run_python(
+    folder: Path,
+    inputs_dir: Path,
+    out_dir: Path,
+    *,
+    frames: int = 1,
+    kernels: Any = None,
+    manifest: Manifest | None = None,
+    timeout: float = 600.0,
+) -> Run:
+    """Run the module's graphs with Taichi's Python frontend in a child process, on the manifest's arch."""
+    from graphlab.carry import run_child
+
+    manifest = manifest or read_manifest(folder)
+    texts, payload = _sources(folder, manifest, kernels)
+    request = {
+        "payload": payload, "graphs": texts, "arch": manifest.arch, "threads": manifest.cpu_max_num_threads,
+        "inputs_dir": str(inputs_dir), "out_dir": str(out_dir), "frames": frames,
+    }  # fmt: skip
+    start = time.perf_counter()
+    answer = run_child(CHILD_ENTRY, request, timeout=timeout)
+    if "fallback" in answer:
+        raise ToolMissingError(
+            f"ti.init(arch={manifest.arch}) fell back to {answer['fallback']} here, so the "
+            f"{manifest.arch} module cannot be checked on this machine"
+        )
+    return Run(out_dir, time.perf_counter() - start, answer["first_frame_s"] * 1e3, answer["frame_s"] * 1e3)
+
+
+# --- comparing ----------------------------------------------------------------------------------------
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float) -> OutputDiff:
+    """Compare one output; NaNs must sit in the same places."""
+    shape = tuple(want.shape)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return OutputDiff(name, str(want.dtype), shape, float("inf"), float("inf"), want.size, False)
+    same = (got == want) | (np.isnan(got) & np.isnan(want)) if want.dtype.kind == "f" else got == want
+    mismatched = int(np.count_nonzero(~same))
+    if not mismatched:
+        return OutputDiff(name, str(want.dtype), shape, 0.0, 0.0, 0, True)
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))[~same]
+    max_abs = float(np.nanmax(diff)) if not np.isnan(diff).all() else float("nan")
+    scale = float(np.nanmax(np.abs(want.astype(np.float64)))) if want.size else 0.0
+    max_rel = max_abs / scale if scale > 0 else float("inf")
+    passed = bool(np.isfinite(max_rel) and max_rel <= rtol)
+    return OutputDiff(name, str(want.dtype), shape, max_abs, max_rel, mismatched, passed)
+
+
+def verify(
+    path: str | os.PathLike[str],
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    frames: int = 1,
+    rtol: float = 1e-5,
+    kernels: Any = None,
+    cc: str | None = None,
+    baseline: bool | None = None,
+    timeout: float = 600.0,
+) -> VerifyReport:
+    """Run an exported module in the C runtime and in Taichi's Python frontend; compare what they write.
+
+    Parameters
+    ----------
+    path
+        A folder ``gl.export`` wrote.
+    inputs
+        Values by arg name (numpy arrays, numbers); the other args are drawn at random with ``seed``.
+    frames
+        How many times each graph runs, in manifest order, before the outputs are compared.
+    rtol
+        The largest ``max_rel`` (max abs difference / largest reference magnitude) that passes.
+    kernels
+        Where the kernels live now (module, dict...), instead of the code stored at export.
+    baseline
+        Also run the Python side a second time and report how far it differs from itself (column
+        ``py vs py``): the size of differences that come from the order of float additions. ``None``
+        does so when the outputs differ and the arch is one where Taichi's own results vary.
+
+    Raises
+    ------
+    VerifyError
+        The folder lacks its sources, an input does not fit, or the host program failed.
+    ToolMissingError, HostBuildError
+        No C compiler, or this machine cannot run the module's arch.
+    """
+    folder = Path(path).expanduser().absolute()
+    manifest = read_manifest(folder)
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        raise VerifyError(f"frames={frames!r}: give a positive int")
+    values = make_inputs(manifest, inputs, seed=seed)
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="graphlab-verify-") as tmp:
+        inputs_dir = Path(tmp, "inputs")
+        inputs_dir.mkdir()
+        for name, value in values.items():
+            np.save(inputs_dir / f"{name}.npy", value)
+        start = time.perf_counter()
+        _host_executable(folder, cc)
+        timings["build"] = time.perf_counter() - start
+        host = run_host(folder, inputs_dir, Path(tmp, "host"), frames=frames, cc=cc, timeout=timeout)
+        timings["host"] = host.seconds
+
+        def python(name: str) -> Run:
+            run = run_python(folder, inputs_dir, Path(tmp, name), frames=frames, kernels=kernels,
+                             manifest=manifest, timeout=timeout)  # fmt: skip
+            timings[name] = run.seconds
+            return run
+
+        reference = python("python")
+        names = _compared(manifest)
+        outputs = [compare(n, np.load(host.out_dir / f"{n}.npy"), np.load(reference.out_dir / f"{n}.npy"), rtol)
+                   for n in names]  # fmt: skip
+        if baseline or (baseline is None and not all(o.identical for o in outputs) and _varies(manifest)):
+            again = python("python again")
+            outputs = [
+                dataclasses.replace(o, spread=compare(o.name, np.load(again.out_dir / f"{o.name}.npy"),
+                                                      np.load(reference.out_dir / f"{o.name}.npy"), rtol).max_rel)
+                for o in outputs
+            ]  # fmt: skip
+    given = sorted(set(inputs or {}))
+    described = "given" if len(given) == len(values) else f"random (seed {seed})"
+    if given and len(given) < len(values):
+        described += f", given: {', '.join(given)}"
+    report = VerifyReport(folder, manifest.arch, frames, rtol, described, tuple(outputs), (), timings)
+    return dataclasses.replace(report, notes=tuple(_notes(manifest, report)))
+
+
+def _varies(manifest: Manifest) -> bool:
+    """Whether Taichi itself may give other bits on a second run (float atomics in parallel)."""
+    return manifest.arch in NONDETERMINISTIC or (manifest.cpu_max_num_threads or 1) > 1
+
+
+def _compared(manifest: Manifest) -> list[str]:
+    """The ndarrays to compare: every one a graph writes (temps aside); all ndarrays if unrecorded."""
+    args = _args(manifest)
+    written = {name for g in manifest.graphs for name in g.writes}
+    names = [n for n, a in args.items() if a.kind == "ndarray" and a.role != "temp"]
+    return [n for n in names if n in written] if written else names
+
+
+def _notes(manifest: Manifest, report: VerifyReport) -> list[str]:
+    """Why outputs differ where the reason is known: float atomics, measured against Python itself."""
+    if report.identical:
+        return []
+    notes = []
+    if manifest.arch == "x64" and (manifest.cpu_max_num_threads or 1) > 1:
+        notes.append(ATOMICS_NOTE.format(threads=manifest.cpu_max_num_threads))
+    elif manifest.arch in NONDETERMINISTIC:
+        notes.append(GPU_NOTE.format(arch=manifest.arch))
+    spreads = [o.spread for o in report.outputs if o.spread is not None]
+    if spreads:
+        notes.append(SPREAD_NOTE.format(spread=max(spreads)))
+    return notes
