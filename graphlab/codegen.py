@@ -77,6 +77,7 @@ def to_code(graph: Graph) -> str:
         if isinstance(node, Dispatch):
             lines.append(_dispatch_line(builder, node, symbols))
             continue
+        assert isinstance(node, SequenceUse)  # control flow was refused above
         seq_var = declared.get(node.sequence)
         if seq_var is None:
             seq_var = f"seq_{node.sequence}"

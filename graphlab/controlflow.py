@@ -95,6 +95,7 @@ class LoopOp:
                 self.body.execute(values, events, read_flag)
             events.append(ControlEvent(self.node_id, "loop", max(total, 0)))
             return
+        assert self.while_ is not None  # the model makes loops with exactly one of count and while_
         limit = self.max_iter or 1
         iterations = 0
         while iterations < limit:

@@ -196,7 +196,7 @@ class Graph:
         for node in self._container(container):
             if isinstance(node, Dispatch):
                 out.append(Step(len(out), f"{prefix}{node.name}", f"{def_prefix}{node.name}", node, reps))
-            else:
+            elif isinstance(node, SequenceUse):  # control flow was refused by steps()
                 use_id = f"{def_prefix}{node.name}"
                 for k in range(node.repeat):
                     self._unroll(node.sequence, f"{prefix}{node.name}[{k}]/", f"{use_id}/", (*reps, (use_id, k)), out)

@@ -218,27 +218,30 @@ class _Reader:
         self, state: _Building, into: Into, item: Any, path: str, name: str, stack: tuple[str, ...], kind: str
     ) -> None:
         keys = ("then", "else") if kind == "cond" else ("body",)
-        sequences = {}
+        sequences: dict[str, str | None] = {}
         for key in keys:
             if key == "else" and item.get("else") is None:
                 sequences[key] = None
                 continue
             seq = self.referenced(state, item, key, path, stack)
             if seq not in state.done:
-                builder = self.guard(path, lambda seq=seq: state.graph.define(seq))
+                builder = self.guard(path, partial(state.graph.define, seq))
                 self.fill(state, seq, builder, stack)
             sequences[key] = seq
         graph = state.graph
         if kind == "cond":
             flag = self.field(item, "flag", path, str)
-            self.guard(path, lambda: graph.cond(flag, sequences["then"], sequences["else"], name=name, into=into))
+            then = sequences["then"] or ""  # "then" is required: referenced() returned a name
+            self.guard(path, lambda: graph.cond(flag, then, sequences["else"], name=name, into=into))
             return
         while_ = self.field(item, "while", path, str, optional=True)
         count = self.field(item, "count", path, str, optional=True)
         max_iter = self.field(item, "max_iter", path, int, optional=True)
         self.guard(
             path,
-            lambda: graph.loop(sequences["body"], while_=while_, count=count, max_iter=max_iter, name=name, into=into),
+            lambda: graph.loop(
+                sequences["body"] or "", while_=while_, count=count, max_iter=max_iter, name=name, into=into
+            ),
         )
 
     def referenced(self, state: _Building, item: Any, key: str, path: str, stack: tuple[str, ...]) -> str:

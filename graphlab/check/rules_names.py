@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic
+from graphlab.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -42,7 +42,7 @@ def _rename_hint(what: str, name: str) -> str:
 
 def validate_export_names(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     """GL016 and GL017: names that are not C identifiers, reserved words, or clash once mangled."""
-    severity = "error" if ctx.target else "warning"
+    severity: Severity = "error" if ctx.target else "warning"
     names = [("graph", graph.name, None), *[("arg", name, name) for name in graph.args]]
     seen: dict[str, str] = {}
     for what, name, arg in names:
