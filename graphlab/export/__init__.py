@@ -23,6 +23,7 @@ _LAZY = {
     "UnknownGraphError": "errors", "ExportError": "exporter", "ExportResult": "exporter",
     "OutputPathError": "exporter", "Manifest": "manifest", "read_manifest": "manifest", "Module": "cruntime",
     "load_module": "cruntime", "OutputDiff": "verify", "VerifyError": "verify", "VerifyReport": "verify",
+    "FrameEvent": "control",
 }  # fmt: skip
 __all__ = sorted(_LAZY)
 

@@ -98,9 +98,13 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
         progress(f"compile {graph.name}", 0.25 + 0.15 * i / len(graphs))
         compiled.append(graph.compile())
     module = ti.aot.Module(getattr(ti, arch), caps=list(request.get("caps") or []))
+    module_graphs: dict[str, list[str]] = {}
     for i, (graph, c) in enumerate(zip(graphs, compiled)):
         progress(f"build {graph.name}", 0.4 + 0.3 * i / len(graphs))
-        module.add_graph(graph.name, c._ti_graph)
+        module_graphs[graph.name] = []
+        for name, ti_graph in _module_graphs(graph.name, c._ti_graph):
+            module.add_graph(name, ti_graph)
+            module_graphs[graph.name].append(name)
     progress("save", 0.7)
     folder = Path(request["module_dir"])
     folder.mkdir(parents=True, exist_ok=True)
@@ -112,11 +116,23 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
         "arch": arch,
         "taichi_version": ".".join(map(str, ti.__version__)),
         "cpu_max_num_threads": _threads() if arch == "x64" else None,
+        "module_graphs": module_graphs,
     }
+
+
+def _module_graphs(name: str, ti_graph: Any) -> list[tuple[str, Any]]:
+    """A graph without control flow is one module graph; with it, each compiled segment is one."""
+    segments = getattr(ti_graph, "segments", None)
+    if segments is None:
+        return [(name, ti_graph)]
+    return [(segment.name, segment.ti_graph) for segment in segments]
 
 
 def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     """Run the graphs from Python ``frames`` times on the inputs in ``inputs_dir``; save every ndarray.
+
+    The answer lists the control events of every frame (``[frame, graph, node, kind, value,
+    limit_reached]``): the branches taken and loop iterations, to compare with the C host's.
 
     Request: ``payload``, ``graphs`` (in launch order), ``arch``, ``threads``, ``inputs_dir``
     (``<arg>.npy`` per non-temp arg), ``out_dir``, ``frames``. Frames are timed as the C host's
@@ -144,18 +160,20 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
         else:
             values[arg.name] = array.item() if arg.kind == "scalar" else array
     per_graph = [{k: v for k, v in values.items() if k in c.args} for c in compiled]
+    events: list[list[Any]] = []
 
-    def frame() -> None:
+    def frame(index: int) -> None:
         for c, given in zip(compiled, per_graph):
             c.run(given)
+            events.extend([index, c.name, e.node, e.kind, e.value, e.limit_reached] for e in c.last_events)
 
     start = time.perf_counter()
-    frame()
+    frame(0)
     sync()
     first = time.perf_counter() - start
     start = time.perf_counter()
-    for _ in range(int(request["frames"]) - 1):
-        frame()
+    for index in range(1, int(request["frames"])):
+        frame(index)
     sync()
     rest = time.perf_counter() - start
     out = Path(request["out_dir"])
@@ -169,6 +187,7 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
         "cpu_max_num_threads": _threads() if arch == "x64" else None,
         "first_frame_s": first,
         "frame_s": rest / (frames - 1) if frames > 1 else first,
+        "events": events,
     }
 
 

@@ -5,6 +5,10 @@ A module that ``gl.export`` wrote is meant for a C host. Running it here through
 files compute what the notebook computed, with no Taichi Python frontend in the loop: taichi is
 located with :func:`importlib.util.find_spec` and never imported.
 
+A graph with conditionals or loops runs as the manifest's control tree: its segments launched in
+turn, its flags read on the host between them; ``graph.last_events`` then tells the branches taken
+and the iterations of each loop, as ``CompiledGraph.last_events`` does in the notebook.
+
 Every value is checked against ``manifest.json`` before anything is launched, and every C call is
 followed by ``ti_get_last_error``; a failure names the call, the error code and Taichi's message.
 
@@ -29,7 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from graphlab.controlflow import ControlEvent
 from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
+from graphlab.export.control import SegmentEntry, run_entries, segments_of
 from graphlab.export.errors import CRuntimeError, UnknownGraphError
 from graphlab.export.manifest import (
     MANIFEST_FORMAT,
@@ -433,16 +439,24 @@ def _fill(named: TiNamedArgument, arg: ArgSpec, value: Any) -> None:
 
 
 class Graph:
-    """One compute graph of a loaded :class:`Module`."""
+    """One graph of a loaded :class:`Module`: one module graph, or segments and host-side decisions.
 
-    def __init__(self, module: Module, spec: GraphSpec, handle: int) -> None:
-        self.module, self.spec, self.name, self._handle = module, spec, spec.name, handle
+    ``last_events`` tells which branches the last run took and how many iterations each loop ran
+    (as ``CompiledGraph.last_events`` does in the notebook; empty without control flow).
+    """
+
+    def __init__(self, module: Module, spec: GraphSpec, handles: Mapping[str, int]) -> None:
+        self.module, self.spec, self.name, self._handles = module, spec, spec.name, dict(handles)
+        self.last_events: list[ControlEvent] = []
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}({', '.join(a.name for a in self.spec.args)}) of {self.module.path}>"
 
     def run(self, **values: Any) -> dict[str, np.ndarray]:
         """Run the graph once; every numpy array given is updated in place with its result.
+
+        A graph with conditionals or loops launches its segments and reads its flags between them
+        (each read waits for the device); ``last_events`` then says what it decided.
 
         Every arg but temps needs a value: ndarrays as numpy arrays of the exact dtype and shape
         (symbolic dims must agree), scalars as numbers, matrices as array-likes. Temps are allocated
@@ -455,13 +469,7 @@ class Graph:
         buffers = module._buffers_for(self.spec, bound.shapes, uploaded=bound.arrays)
         for name, array in bound.arrays.items():
             memory.upload(buffers[name], np.ascontiguousarray(array))
-        args = (TiNamedArgument * len(self.spec.args))()
-        for named, arg in zip(args, self.spec.args):
-            if arg.kind == "ndarray":
-                _fill(named, arg, (buffers[arg.name].memory, bound.shapes[arg.name]))
-            else:
-                _fill(named, arg, bound.scalars[arg.name])
-        api.call("ti_launch_compute_graph", module._runtime, self._handle, len(args), args)
+        self.last_events = self._execute(bound, buffers, memory)
         results = {name: np.empty(array.shape, array.dtype) for name, array in bound.arrays.items()}
         for name, out in results.items():
             memory.queue_download(buffers[name], out.nbytes)
@@ -470,6 +478,37 @@ class Graph:
             memory.download(buffers[name], out)
             bound.arrays[name][...] = out
         return dict(bound.arrays)
+
+    def _arguments(self, segment: SegmentEntry, bound: _Bound, buffers: Mapping[str, _Buffer]) -> Any:
+        """The named arguments of one module graph: the args it takes, by name."""
+        specs = {arg.name: arg for arg in self.spec.args}
+        args = (TiNamedArgument * len(segment.args))()
+        for named, name in zip(args, segment.args):
+            arg = specs[name]
+            if arg.kind == "ndarray":
+                _fill(named, arg, (buffers[name].memory, bound.shapes[name]))
+            else:
+                _fill(named, arg, bound.scalars[name])
+        return args
+
+    def _execute(self, bound: _Bound, buffers: Mapping[str, _Buffer], memory: _Memory) -> list[ControlEvent]:
+        """Launch the module graphs of the program, reading flags on the host at each decision."""
+        api, runtime = self.module._api, self.module._runtime
+        arguments = {s.graph: self._arguments(s, bound, buffers) for s in segments_of(self.spec.program)}
+
+        def launch(segment: SegmentEntry) -> None:
+            args = arguments[segment.graph]
+            api.call("ti_launch_compute_graph", runtime, self._handles[segment.graph], len(args), args)
+
+        def read_flag(name: str) -> int:
+            flag = np.empty(1, np.int32)
+            memory.queue_download(buffers[name], flag.nbytes)
+            api.call("ti_wait", runtime)
+            memory.download(buffers[name], flag)
+            return int(flag[0])
+
+        counts = {name: int(v) for name, v in bound.scalars.items() if v.dtype.kind in "iu" and v.ndim == 0}
+        return run_entries(self.spec.program, launch, read_flag, counts)
 
 
 class _Graphs(Mapping[str, Graph]):
@@ -513,14 +552,20 @@ class Module:
         self._finalizer = weakref.finalize(self, _destroy, api, self._runtime, self._handles)
         folder = str(manifest.folder / "module").encode()
         self._handles.append(api.call("ti_load_aot_module", self._runtime, folder, hint=f"; re-export {self.path}"))
-        graphs = {}
-        for spec in manifest.graphs:
-            hint = f"; manifest.json lists graph {spec.name!r} but module/ lacks it: re-export {self.path}"
-            handle = api.call("ti_get_aot_module_compute_graph", self._handles[0], spec.name.encode(), hint=hint)
-            graphs[spec.name] = Graph(self, spec, handle)
+        graphs = {spec.name: Graph(self, spec, self._module_graphs(spec)) for spec in manifest.graphs}
         self.graphs: Mapping[str, Graph] = _Graphs(self.path, graphs)
         self._buffers: dict[str, _Buffer] = {}
         self._slot_of = {name: f"slot {slot}" for slot, names in manifest.slots.items() for name in names}
+
+    def _module_graphs(self, spec: GraphSpec) -> dict[str, int]:
+        """Handles of the module graphs a graph launches (itself, or its segments)."""
+        handles = {}
+        for segment in segments_of(spec.program):
+            hint = f"; manifest.json lists graph {segment.graph!r} but module/ lacks it: re-export {self.path}"
+            handles[segment.graph] = self._api.call(
+                "ti_get_aot_module_compute_graph", self._handles[0], segment.graph.encode(), hint=hint
+            )
+        return handles
 
     def __repr__(self) -> str:
         return f"<Module {self.path} arch={self.arch} graphs={list(self.graphs)}>"

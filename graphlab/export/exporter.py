@@ -9,6 +9,10 @@ The folder it writes::
       source/                the graph files and the carried kernels, so gl.verify can rerun them
       host/                  main.c, npy.c/.h, CMakeLists.txt, README.md (graphlab.export.hostgen)
 
+A graph with conditionals or loops exports each compiled segment as a module graph of its own
+(``poisson_seg0``...) and records in the manifest the tree of segments and host-side decisions
+that runs them (:mod:`graphlab.export.control`); the C host and ``gl.load_module`` follow it.
+
 Taichi exports only for the arch of the current ``ti.init`` and allows one module per init, so the
 compiling happens in a child process (:mod:`graphlab.export._child`): a notebook on CUDA exports
 for Vulkan, and a Taichi crash cannot kill the notebook. Everything is written into a hidden
@@ -36,6 +40,7 @@ import numpy as np
 
 from graphlab.errors import GraphError, GraphlabError, ToolMissingError
 from graphlab.export._child import VULKAN_CAPS, run_watched
+from graphlab.export.control import ControlEntry, entries_to_json, plan_control, segments_of
 from graphlab.export.manifest import ARCHS, Manifest, Sample, arg_entry, file_digests, read_manifest, write_manifest
 from graphlab.spec import NUMPY_DTYPES, Arg
 
@@ -51,6 +56,8 @@ C_SCALARS = ("f32", "i32", "i16", "u16")
 VULKAN_FIX = "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1`"
 CUDA_FIX = "export on a machine with an NVIDIA GPU and driver, or choose arch='vulkan' or 'x64'"
 CHILD_ENTRY = "graphlab.export._child:export_module"
+#: A graph's control tree, None without control flow (see graphlab.export.control).
+Control = tuple[ControlEntry, ...] | None
 
 
 class ExportError(GraphlabError, ValueError):
@@ -448,6 +455,7 @@ def export(
         for g in graphs:
             g.check(target=arch)
         check_c_runtime(graphs)
+        controls = plan_controls(graphs)
         default_dims, samples = collect_values(graphs, dims, values)
         plan = plan_memory(graphs, default_dims, samples)
         report("carry", 0.1)
@@ -468,6 +476,7 @@ def export(
                 dims=default_dims,
                 samples=samples,
                 plan=plan,
+                controls=controls,
             )
             report("finish", 0.97)
             _move_into_place(tmp, target)
@@ -512,6 +521,7 @@ def _build(
     dims: dict[str, int],
     samples: dict[str, Sample],
     plan: dict[str, Any],
+    controls: Mapping[str, Control],
 ) -> None:
     """Fill ``tmp``: module/ (in the child), source/, manifest.json and host/."""
     from graphlab.export.hostgen import generate_host
@@ -528,6 +538,7 @@ def _build(
     (tmp / ".progress.jsonl").unlink(missing_ok=True)
     if "fallback" in answer:
         raise _fallback_error(arch, answer["fallback"])
+    _check_module_graphs(answer["module_graphs"], controls)
     report("manifest", 0.85)
     (tmp / "source").mkdir()
     for name, text in sources.items():
@@ -537,11 +548,7 @@ def _build(
     write_manifest(tmp, {
         "arch": arch,
         "taichi_version": answer["taichi_version"],
-        "graphs": [
-            {"name": g.name, "steps": g.step_count(), "writes": written_args(g),
-             "args": [arg_entry(a, samples.get(a.name)) for a in exported_args(g)]}
-            for g in graphs
-        ],
+        "graphs": [_graph_entry(g, samples, controls[g.name]) for g in graphs],
         "dims": dims,
         "memory_plan": plan,
         "caps": request["caps"],
@@ -553,6 +560,47 @@ def _build(
     })  # fmt: skip
     report("host", 0.92)
     generate_host(tmp)
+
+
+def _graph_entry(graph: Graph, samples: Mapping[str, Sample], control: Control) -> dict[str, Any]:
+    """A graph as ``manifest.json`` records it; ``control`` only where it has control flow."""
+    entry: dict[str, Any] = {
+        "name": graph.name,
+        "steps": None if control is not None else graph.step_count(),  # with control flow: run-time flags decide
+        "writes": written_args(graph),
+        "args": [arg_entry(a, samples.get(a.name)) for a in exported_args(graph)],
+    }
+    if control is not None:
+        entry["control"] = entries_to_json(control)
+    return entry
+
+
+def module_graph_names(name: str, control: Control) -> list[str]:
+    """The module graphs a graph exports: itself, or its compiled segments (``<name>_seg<i>``)."""
+    return [name] if control is None else [s.graph for s in segments_of(control)]
+
+
+def plan_controls(graphs: Sequence[Graph]) -> dict[str, Control]:
+    """Each graph's control tree (None without control flow); refuses module graph names that clash."""
+    controls = {g.name: plan_control(g, [a.name for a in exported_args(g)]) for g in graphs}
+    owners: dict[str, str] = {}
+    for name, control in controls.items():
+        for module_graph in module_graph_names(name, control):
+            other = owners.setdefault(module_graph, name)
+            if other != name:
+                raise ExportError(
+                    f"graphs {other!r} and {name!r} would both put a compute graph named {module_graph!r} into "
+                    "the module (a graph with conditionals or loops exports its segments as <name>_seg<i>); "
+                    "rename one"
+                )
+    return controls
+
+
+def _check_module_graphs(compiled: Mapping[str, list[str]], controls: Mapping[str, Control]) -> None:
+    """The child must have compiled the segments planned here, or the manifest would misname them."""
+    planned = {name: module_graph_names(name, control) for name, control in controls.items()}
+    if dict(compiled) != planned:
+        raise ExportError(f"the export child compiled module graphs {compiled}, but {planned} were planned")
 
 
 def vulkan_caps(graphs: Sequence[Graph]) -> list[str]:

@@ -22,6 +22,7 @@ from string import Template
 
 from graphlab._version import __version__
 from graphlab.errors import ToolMissingError
+from graphlab.export.control import CondEntry, ControlEntry, LoopEntry, RepeatEntry, SegmentEntry, segments_of
 from graphlab.export.cruntime import ArgSpec, Manifest, read_manifest, taichi_c_api_dir
 from graphlab.export.errors import HostBuildError, HostGenError
 
@@ -90,8 +91,15 @@ def _tables(manifest: Manifest) -> str:
             "{" + (", ".join(map(str, arg.element_shape)) or "0") + "}", str(slot_of.get(arg.name, -1)),
         ])  # fmt: skip
     header = ["name", "kind", "role", "dtype", "ti_dtype", "ndim", "shape", "elem_ndim", "elem_shape", "slot"]
-    graphs = [[_c_string(g.name), str(len(g.args)), "{" + ", ".join(str(index[a.name]) for a in g.args) + "}"]
-              for g in manifest.graphs]  # fmt: skip
+    segments = {s.graph: s for g in manifest.graphs for s in segments_of(g.program)}
+    program = _Program(index, {name: i for i, name in enumerate(segments)})
+    graphs = []
+    for g in manifest.graphs:
+        body, count = program.flatten(g.program)
+        arg_list = "{" + ", ".join(str(index[a.name]) for a in g.args) + "}"
+        graphs.append([_c_string(g.name), str(len(g.args)), arg_list, str(body), str(count)])
+    segment_rows = [[_c_string(s.graph), str(len(s.args)), "{" + ", ".join(str(index[a]) for a in s.args) + "}"]
+                    for s in segments.values()]  # fmt: skip
     dims = [[_c_string(name), str(value)] for name, value in manifest.dims.items()]
     return TABLES.substitute(
         arch=f"TI_ARCH_{manifest.arch.upper()}",
@@ -99,10 +107,50 @@ def _tables(manifest: Manifest) -> str:
         marker=MARKER_FILES[manifest.arch],
         arg_count=len(args),
         graph_count=len(manifest.graphs),
+        segment_count=len(segments),
+        op_count=len(program.rows),
         args="\n".join(_c_rows(rows, header)),
-        graphs="\n".join(_c_rows(graphs, ["name", "arg_count", "args"])),
+        graphs="\n".join(_c_rows(graphs, ["name", "arg_count", "args", "body", "body_len"])),
+        segments="\n".join(_c_rows(segment_rows, ["name", "arg_count", "args"])),
+        ops="\n".join(_c_rows(program.rows, OP_HEADER)),
         dims="\n".join([*(_c_rows(dims) if dims else []), "    {NULL, 0}, /* end */"]),
     )
+
+
+OP_HEADER = ["kind", "node", "segment", "flag", "count", "times", "body", "body_len", "other", "other_len"]
+
+
+class _Program:
+    """Control trees as the rows of main.c's OPS table: each block is a contiguous range of rows."""
+
+    def __init__(self, args: dict[str, int], segments: dict[str, int]) -> None:
+        self.args, self.segments = args, segments
+        self.rows: list[list[str]] = []
+
+    def flatten(self, entries: tuple[ControlEntry, ...]) -> tuple[int, int]:
+        """Reserve the block's rows, then fill them (their own blocks go after): ``(start, count)``."""
+        start = len(self.rows)
+        self.rows.extend([[]] * len(entries))
+        for i, entry in enumerate(entries):
+            self.rows[start + i] = self._row(entry)
+        return start, len(entries)
+
+    def _row(self, entry: ControlEntry) -> list[str]:
+        if isinstance(entry, SegmentEntry):
+            return ["OP_SEGMENT", "NULL", str(self.segments[entry.graph]), "-1", "-1", "0", "0", "0", "-1", "0"]
+        if isinstance(entry, RepeatEntry):
+            return ["OP_REPEAT", "NULL", "-1", "-1", "-1", str(entry.times), *map(str, self.flatten(entry.body)),
+                    "-1", "0"]  # fmt: skip
+        if isinstance(entry, CondEntry):
+            then = self.flatten(entry.then)
+            other = (-1, 0) if entry.else_ is None else self.flatten(entry.else_)
+            return ["OP_COND", _c_string(entry.node), "-1", str(self.args[entry.flag]), "-1", "0",
+                    *map(str, then), *map(str, other)]  # fmt: skip
+        assert isinstance(entry, LoopEntry)
+        flag = -1 if entry.while_ is None else self.args[entry.while_]
+        count = -1 if entry.count is None else self.args[entry.count]
+        return ["OP_LOOP", _c_string(entry.node), "-1", str(flag), str(count), str(entry.max_iter or 0),
+                *map(str, self.flatten(entry.body)), "-1", "0"]  # fmt: skip
 
 
 def _write(path: Path, text: str) -> None:
@@ -208,7 +256,9 @@ HEADER = Template("""\
  *
  *   1. create a runtime for the module's arch and load the module folder;
  *   2. size every ndarray arg from its input file <in>/<arg>.npy, or from the dims;
- *   3. copy the inputs to the device, launch the graphs --frames times (timed with --time);
+ *   3. copy the inputs to the device, run the graphs --frames times (timed with --time): a graph
+ *      with conditionals or loops launches its segments and reads its flags on the host between
+ *      them (printed with --events);
  *   4. copy every ndarray arg back and write it to <out>/<arg>.npy.
  * Every C-API call is checked with ti_get_last_error: an error is printed and the exit status is 1.
  *
@@ -267,11 +317,49 @@ static const ArgSpec ARGS[ARG_COUNT] = {
 $args
 };
 
+#define SEGMENT_COUNT $segment_count
+/* The compute graphs of the module. A graph without conditionals or loops is one of them, under
+ * its own name; a graph with them is split into segments, with host-side decisions in between. */
+typedef struct SegmentSpec {
+  const char *name; /* the name ti_get_aot_module_compute_graph takes */
+  int arg_count;
+  int args[ARG_COUNT]; /* indices into ARGS */
+} SegmentSpec;
+
+static const SegmentSpec SEGMENTS[SEGMENT_COUNT] = {
+$segments
+};
+
+/* What a graph runs: a block of ops (a range of OPS), some holding blocks of their own. */
+typedef enum OpKind {
+  OP_SEGMENT, /* launch SEGMENTS[segment] */
+  OP_REPEAT,  /* run the body `times` times */
+  OP_COND,    /* read the i32 flag ARGS[flag]: non-zero runs the body, zero the other block (if any) */
+  OP_LOOP     /* ARGS[count] times; or do-while: run the body, read ARGS[flag], stop at 0 or after `times` */
+} OpKind;
+
+typedef struct Op {
+  OpKind kind;
+  const char *node;     /* the graph node deciding (printed by --events); NULL for the others */
+  int segment;          /* OP_SEGMENT: index into SEGMENTS */
+  int flag;             /* OP_COND, while loops: index into ARGS of a one-element i32 ndarray; else -1 */
+  int count;            /* count loops: index into ARGS of an i32 scalar; else -1 */
+  long times;           /* OP_REPEAT: repetitions; while loops: max_iter */
+  int body, body_len;   /* the block run (OP_COND: when the flag is non-zero), as a range of OPS */
+  int other, other_len; /* OP_COND: the block run when the flag is zero; other is -1 when there is none */
+} Op;
+
+#define OP_COUNT $op_count
+static const Op OPS[OP_COUNT] = {
+$ops
+};
+
 #define GRAPH_COUNT $graph_count
 typedef struct GraphSpec {
   const char *name;
   int arg_count;
-  int args[ARG_COUNT]; /* indices into ARGS */
+  int args[ARG_COUNT]; /* indices into ARGS: every arg of its segments and decisions */
+  int body, body_len;  /* its program: a range of OPS */
 } GraphSpec;
 
 static const GraphSpec GRAPHS[GRAPH_COUNT] = {
@@ -343,18 +431,25 @@ From the export folder (the one holding `module/` and `manifest.json`):
   arg is written to `outputs/<arg>.npy`.
 - `--time` prints the first frame's time (it includes one-off pipeline set-up) and the mean of the
   others.
+- A graph with conditionals or loops runs as compute graphs (segments) with decisions between them:
+  the host reads a one-element i32 flag the device wrote (one small copy that waits for the device)
+  and picks the branch, or stops a loop (a `while` loop runs its body, then reads its flag, and stops
+  at 0 or after `max_iter`; a `count` loop reads an i32 scalar). `--events` prints each decision:
+  `event frame=0 graph=poisson node=solve loop=412` (`limit_reached` when it stopped at `max_iter`),
+  `event frame=0 graph=branchy node=branch cond=then` (`else`, or `skip` without an else branch).
 - Any C-API error is printed with its `ti_get_last_error` code and message; the exit status is 1.
 
-An x64 or CUDA module needs `TI_LIB_DIR` (the folder with `runtime_x64.bc` / `runtime_cuda.bc`, `taichi/_lib/c_api/runtime` in
-the wheel); the build bakes in a default. A Vulkan module needs a Vulkan driver (on a CPU-only
-Debian: `apt-get install mesa-vulkan-drivers libvulkan1`).
+An x64 or CUDA module needs `TI_LIB_DIR` (the folder with `runtime_x64.bc` / `runtime_cuda.bc`,
+`taichi/_lib/c_api/runtime` in the wheel); the build bakes in a default. A Vulkan module needs a
+Vulkan driver (on a CPU-only Debian: `apt-get install mesa-vulkan-drivers libvulkan1`).
 
 ## Change it
 
-`main.c` starts with tables generated from `manifest.json` (args, graphs, default dims) and then
-plain functions: `load_values` (inputs), `allocate_buffers` and `upload`/`download` (device memory),
-`build_arguments` and `run_frames` (launching), `write_outputs`. Replace the .npy input and output
-with your own data source and keep the rest.
+`main.c` starts with tables generated from `manifest.json` (args, the module's compute graphs as
+`SEGMENTS`, each graph's program as a range of `OPS`, default dims) and then plain functions:
+`load_values` (inputs), `allocate_buffers` and `upload`/`download`/`read_flag` (device memory),
+`build_arguments`, `run_ops` and `run_frames` (launching and deciding), `write_outputs`. Replace
+the .npy input and output with your own data source and keep the rest.
 """)
 
 MAIN_BODY = r"""/* ---- Options ------------------------------------------------------------------------------ */
@@ -367,6 +462,7 @@ typedef struct Options {
   const char *out_dir;    /* <arg>.npy results */
   long frames;
   int time;
+  int events;      /* print each decision: the branch taken, the iterations of a loop */
   int graph_count; /* graphs to launch each frame, in order; 0 means all, in manifest order */
   int graphs[MAX_SETS];
   int dim_count; /* --dim NAME=VALUE */
@@ -378,7 +474,7 @@ typedef struct Options {
 static void usage(FILE *to) {
   fprintf(to,
           "usage: %s [--module DIR] [--in DIR] [--out DIR] [--frames N] [--graph NAME]...\n"
-          "       [--dim NAME=VALUE]... [--set NAME=VALUE[,VALUE...]]... [--time]\n"
+          "       [--dim NAME=VALUE]... [--set NAME=VALUE[,VALUE...]]... [--time] [--events]\n"
           "Runs the graphs of a Taichi AOT module with Taichi's C runtime.\n"
           "  --module DIR   the module folder (default: %s)\n"
           "  --in DIR       read each arg from DIR/<arg>.npy where present (default: inputs)\n"
@@ -387,7 +483,10 @@ static void usage(FILE *to) {
           "  --graph NAME   launch this graph each frame (repeatable; default: every graph)\n"
           "  --dim N=V      size of a symbolic dim, for ndarrays without an input file\n"
           "  --set A=V      value of a scalar or matrix arg (overrides DIR/A.npy)\n"
-          "  --time         print the time per frame\n",
+          "  --time         print the time per frame\n"
+          "  --events       print each decision of a graph with conditionals or loops:\n"
+          "                 event frame=F graph=G node=N cond=then|else|skip\n"
+          "                 event frame=F graph=G node=N loop=ITERATIONS [limit_reached]\n",
           PROGRAM_NAME, DEFAULT_MODULE_DIR);
 }
 
@@ -424,8 +523,9 @@ static void parse_options(int argc, char **argv, Options *opt) {
       usage(stdout);
       exit(0);
     }
-    if (strcmp(flag, "--time") == 0) {
-      opt->time = 1;
+    if (strcmp(flag, "--time") == 0 || strcmp(flag, "--events") == 0) {
+      if (flag[2] == 't') opt->time = 1;
+      else opt->events = 1;
       continue;
     }
     if (i + 1 >= argc) die("%s needs a value (see --help)", flag);
@@ -727,6 +827,23 @@ static void upload(TiRuntime runtime, int a) {
   }
 }
 
+/* Read the first i32 of a flag the device writes: wait for the device, then copy 4 bytes to the
+ * host. This wait is what a host-side decision costs. */
+static int32_t read_flag(TiRuntime runtime, int a) {
+  const Buffer *buf = &buffers[state[a].buffer];
+  if (!DIRECT_MAPPING) copy_on_device(runtime, buf->staging, buf->memory, sizeof(int32_t));
+  ti_wait(runtime);
+  check("ti_wait");
+  TiMemory source = DIRECT_MAPPING ? buf->memory : buf->staging;
+  void *mapped = ti_map_memory(runtime, source);
+  check("ti_map_memory");
+  int32_t flag;
+  memcpy(&flag, mapped, sizeof flag);
+  ti_unmap_memory(runtime, source);
+  check("ti_unmap_memory");
+  return flag;
+}
+
 static void download(TiRuntime runtime, int a) {
   const Buffer *buf = &buffers[state[a].buffer];
   if (!DIRECT_MAPPING) copy_on_device(runtime, buf->staging, buf->memory, state[a].host.nbytes);
@@ -742,11 +859,11 @@ static void download(TiRuntime runtime, int a) {
 
 /* ---- Launching --------------------------------------------------------------------------- */
 
-/* The named arguments of one graph. Taichi 1.7.4 takes 32-bit scalars as TI_ARGUMENT_TYPE_F32 or
+/* The named arguments of one segment. Taichi 1.7.4 takes 32-bit scalars as TI_ARGUMENT_TYPE_F32 or
  * _I32; TI_ARGUMENT_TYPE_SCALAR accepts only 16-bit types; matrices go as TI_ARGUMENT_TYPE_TENSOR. */
-static void build_arguments(int g, TiNamedArgument *out) {
-  for (int i = 0; i < GRAPHS[g].arg_count; ++i) {
-    int a = GRAPHS[g].args[i];
+static void build_arguments(int s, TiNamedArgument *out) {
+  for (int i = 0; i < SEGMENTS[s].arg_count; ++i) {
+    int a = SEGMENTS[s].args[i];
     const ArgSpec *arg = &ARGS[a];
     TiNamedArgument *named = &out[i];
     memset(named, 0, sizeof *named);
@@ -785,27 +902,93 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static void launch_frame(TiRuntime runtime, const Options *opt, TiComputeGraph *graphs,
-                         TiNamedArgument (*arguments)[ARG_COUNT]) {
-  for (int i = 0; i < opt->graph_count; ++i) {
-    int g = opt->graphs[i];
-    ti_launch_compute_graph(runtime, graphs[g], (uint32_t)GRAPHS[g].arg_count, arguments[g]);
-    check("ti_launch_compute_graph");
+/* What running a graph's ops needs at hand. */
+typedef struct Runner {
+  TiRuntime runtime;
+  TiComputeGraph *segments;                /* per SEGMENTS entry */
+  TiNamedArgument (*arguments)[ARG_COUNT]; /* per SEGMENTS entry */
+  int events;                              /* --events */
+  long frame;
+  const char *graph; /* the graph running, for --events */
+} Runner;
+
+static void run_ops(const Runner *run, int start, int count);
+
+/* Run the body when the flag is non-zero, else the other block (if any). */
+static void run_cond(const Runner *run, const Op *op) {
+  int taken = read_flag(run->runtime, op->flag) != 0;
+  const char *branch = taken ? "then" : op->other >= 0 ? "else" : "skip";
+  if (run->events) printf("event frame=%ld graph=%s node=%s cond=%s\n", run->frame, run->graph, op->node, branch);
+  if (taken) run_ops(run, op->body, op->body_len);
+  else if (op->other >= 0) run_ops(run, op->other, op->other_len);
+}
+
+/* A count loop runs its body ARGS[count] times. A while loop runs the body, then reads the flag:
+ * it stops when the flag is 0, or after max_iter iterations ("limit_reached"), as graphlab does. */
+static void run_loop(const Runner *run, const Op *op) {
+  long iterations = 0;
+  int limit_reached = 0;
+  if (op->count >= 0) {
+    int32_t count;
+    memcpy(&count, state[op->count].value, sizeof count);
+    for (; iterations < count; ++iterations) run_ops(run, op->body, op->body_len);
+  } else {
+    long max_iter = op->times > 0 ? op->times : 1;
+    for (;;) {
+      run_ops(run, op->body, op->body_len);
+      ++iterations;
+      if (read_flag(run->runtime, op->flag) == 0) break;
+      if (iterations >= max_iter) {
+        limit_reached = 1;
+        break;
+      }
+    }
   }
+  if (run->events)
+    printf("event frame=%ld graph=%s node=%s loop=%ld%s\n", run->frame, run->graph, op->node, iterations,
+           limit_reached ? " limit_reached" : "");
+}
+
+/* Run a block: OPS[start] to OPS[start + count - 1]. Launches are queued; decisions wait. */
+static void run_ops(const Runner *run, int start, int count) {
+  for (int i = start; i < start + count; ++i) {
+    const Op *op = &OPS[i];
+    if (op->kind == OP_SEGMENT) {
+      int s = op->segment;
+      ti_launch_compute_graph(run->runtime, run->segments[s], (uint32_t)SEGMENTS[s].arg_count, run->arguments[s]);
+      check("ti_launch_compute_graph");
+    } else if (op->kind == OP_REPEAT) {
+      for (long t = 0; t < op->times; ++t) run_ops(run, op->body, op->body_len);
+    } else if (op->kind == OP_COND) {
+      run_cond(run, op);
+    } else {
+      run_loop(run, op);
+    }
+  }
+}
+
+static void launch_frame(Runner *run, const Options *opt) {
+  for (int i = 0; i < opt->graph_count; ++i) {
+    const GraphSpec *graph = &GRAPHS[opt->graphs[i]];
+    run->graph = graph->name;
+    run_ops(run, graph->body, graph->body_len);
+  }
+  ++run->frame;
 }
 
 /* Launch the graphs opt->frames times. With --time the first frame is timed on its own (it
  * includes one-off work such as pipeline creation) and the rest together, waiting once. */
-static void run_frames(TiRuntime runtime, const Options *opt, TiComputeGraph *graphs) {
-  static TiNamedArgument arguments[GRAPH_COUNT][ARG_COUNT];
-  for (int g = 0; g < GRAPH_COUNT; ++g) build_arguments(g, arguments[g]);
+static void run_frames(TiRuntime runtime, const Options *opt, TiComputeGraph *segments) {
+  static TiNamedArgument arguments[SEGMENT_COUNT][ARG_COUNT];
+  for (int s = 0; s < SEGMENT_COUNT; ++s) build_arguments(s, arguments[s]);
+  Runner run = {runtime, segments, arguments, opt->events, 0, NULL};
   double start = now_ms();
-  launch_frame(runtime, opt, graphs, arguments);
+  launch_frame(&run, opt);
   ti_wait(runtime);
   check("ti_wait");
   double first = now_ms() - start;
   start = now_ms();
-  for (long f = 1; f < opt->frames; ++f) launch_frame(runtime, opt, graphs, arguments);
+  for (long f = 1; f < opt->frames; ++f) launch_frame(&run, opt);
   ti_wait(runtime);
   check("ti_wait");
   double rest = now_ms() - start;
@@ -859,16 +1042,16 @@ int main(int argc, char **argv) {
   check("ti_create_runtime(" MODULE_ARCH_NAME ")");
   TiAotModule module = ti_load_aot_module(runtime, opt.module_dir);
   check("ti_load_aot_module");
-  TiComputeGraph graphs[GRAPH_COUNT];
-  for (int g = 0; g < GRAPH_COUNT; ++g) {
-    graphs[g] = ti_get_aot_module_compute_graph(module, GRAPHS[g].name);
+  TiComputeGraph segments[SEGMENT_COUNT];
+  for (int s = 0; s < SEGMENT_COUNT; ++s) {
+    segments[s] = ti_get_aot_module_compute_graph(module, SEGMENTS[s].name);
     check("ti_get_aot_module_compute_graph");
   }
 
   allocate_buffers(runtime);
   for (int a = 0; a < ARG_COUNT; ++a)
     if (used[a] && ARGS[a].kind == KIND_NDARRAY) upload(runtime, a);
-  run_frames(runtime, &opt, graphs);
+  run_frames(runtime, &opt, segments);
   write_outputs(runtime, &opt);
 
   /* Memory goes with the runtime (x64 cannot free single allocations in Taichi 1.7.4). */

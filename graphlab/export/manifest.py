@@ -7,7 +7,8 @@ host, ``gl.verify``, a user's own host), so its format lives here, in one place:
      "graphs": [{"name": "update", "steps": 2000, "writes": ["x", "v", ...],
                  "args": [{"name": "x", "kind": "ndarray", "dtype": "f32", "ndim": 1,
                            "element_shape": [2], "role": "state", "shape": ["n"],
-                           "sample": {"shape": [8192], "low": 0.2, "high": 0.6}}, ...]}],
+                           "sample": {"shape": [8192], "low": 0.2, "high": 0.6}}, ...]},
+                {"name": "poisson", "steps": null, "args": [...], "control": [{"op": "loop", ...}]}],
      "dims": {"n": 8192, "G": 128},
      "memory_plan": {"slots": [{"slot": 0, "bytes": 65536, "args": ["tmp"], ...}], "total_bytes": ...},
      "files": {"module/metadata.json": "<sha256>", ...},
@@ -16,9 +17,12 @@ host, ``gl.verify``, a user's own host), so its format lives here, in one place:
      "graphlab_version": "0.1.0"}
 
 ``graphs``, ``dims``, ``memory_plan.slots``, ``files``, ``arch`` and ``taichi_version`` are what a
-host needs; the rest (``sample``: the shape and value range the notebook's values had, ``writes``,
-``source``, ``cpu_max_num_threads``) lets ``gl.verify`` rerun the same graphs from Python. Reading
-never executes anything; a bad field raises :class:`ManifestError` naming its JSON path.
+host needs; a graph with conditionals or loops also has ``control``, the tree of module graphs
+(segments) and host-side decisions that runs it (see :mod:`graphlab.export.control`; without it
+the graph is one module graph of its own name). The rest (``sample``: the shape and value range
+the notebook's values had, ``writes``, ``source``, ``cpu_max_num_threads``) lets ``gl.verify``
+rerun the same graphs from Python. Reading never executes anything; a bad field raises
+:class:`ManifestError` naming its JSON path.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlab._version import __version__
+from graphlab.export.control import CondEntry, ControlEntry, LoopEntry, RepeatEntry, SegmentEntry
 from graphlab.export.errors import ManifestError
 from graphlab.spec import ARG_KINDS, NUMPY_DTYPES, ROLES, Arg
 
@@ -84,11 +89,22 @@ class ArgSpec:
 
 @dataclass(frozen=True)
 class GraphSpec:
-    """One compute graph of the module: its args in launch order and the ndarrays it writes."""
+    """One graph of the module: its args in launch order, the ndarrays it writes, its control tree.
+
+    ``control`` is None for a graph without conditionals or loops: it is then one module graph.
+    """
 
     name: str
     args: tuple[ArgSpec, ...]
     writes: tuple[str, ...] = ()
+    control: tuple[ControlEntry, ...] | None = None
+
+    @property
+    def program(self) -> tuple[ControlEntry, ...]:
+        """What one run launches: the control tree, or the module graph of this name with every arg."""
+        if self.control is not None:
+            return self.control
+        return (SegmentEntry(self.name, tuple(a.name for a in self.args)),)
 
 
 @dataclass(frozen=True)
@@ -176,6 +192,60 @@ class _Reader:
             shape=None if shape is None else self.dims(shape, f"{path}.shape", names=True),
         )
 
+    def control(self, raw: list[Any], path: str, args: Mapping[str, ArgSpec]) -> tuple[ControlEntry, ...]:
+        """A control tree (see graphlab.export.control); flags and counts must be args of the graph."""
+        return tuple(self.entry(item, f"{path}[{i}]", args) for i, item in enumerate(raw))
+
+    def entry(self, obj: Any, path: str, args: Mapping[str, ArgSpec]) -> ControlEntry:
+        op = self.choice(obj, path, "op", ("segment", "repeat", "cond", "loop"))
+        if op == "segment":
+            return SegmentEntry(self.get(obj, path, "graph", str), self.segment_args(obj, path, args))
+        if op == "repeat":
+            times = self.get(obj, path, "times", int)
+            return RepeatEntry(self.dims([times], f"{path}.times", names=False)[0], self.body(obj, path, "body", args))
+        if op == "cond":
+            other = self.get(obj, path, "else", (list, type(None)), None)
+            return CondEntry(
+                self.get(obj, path, "node", str),
+                self.decision(obj, path, "flag", args, "ndarray"),
+                self.body(obj, path, "then", args),
+                None if other is None else self.control(other, f"{path}.else", args),
+            )
+        return self.loop(obj, path, args)
+
+    def loop(self, obj: Any, path: str, args: Mapping[str, ArgSpec]) -> LoopEntry:
+        flag = self.decision(obj, path, "while", args, "ndarray", optional=True)
+        count = self.decision(obj, path, "count", args, "scalar", optional=True)
+        max_iter = self.get(obj, path, "max_iter", (int, type(None)), None)
+        if (flag is None) == (count is None):
+            raise self.fail(path, "a loop has exactly one of 'while' (a flag) and 'count' (a scalar)")
+        if flag is not None and (max_iter is None or max_iter < 1):
+            raise self.fail(f"{path}.max_iter", f"a while loop needs a positive max_iter, got {max_iter!r}")
+        return LoopEntry(self.get(obj, path, "node", str), self.body(obj, path, "body", args), flag, count, max_iter)
+
+    def body(self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec]) -> tuple[ControlEntry, ...]:
+        return self.control(self.get(obj, path, key, list), f"{path}.{key}", args)
+
+    def decision(
+        self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec], kind: str, *, optional: bool = False
+    ) -> Any:
+        """The i32 arg a decision reads: a flag (an ndarray) or a count (a scalar)."""
+        name = self.get(obj, path, key, (str, type(None)) if optional else str, None if optional else ...)
+        arg = args.get(name) if name is not None else None
+        if name is not None and (arg is None or arg.kind != kind or arg.dtype != "i32"):
+            raise self.fail(f"{path}.{key}", f"{name!r} is not an i32 {kind} arg of this graph")
+        return name
+
+    def segment_args(self, obj: Any, path: str, args: Mapping[str, ArgSpec]) -> tuple[str, ...]:
+        """The args a segment takes; every arg of the graph when not listed."""
+        if obj.get("args") is None:
+            return tuple(args)
+        names = self.names(obj, path, "args")
+        for i, name in enumerate(names):
+            if name not in args:
+                raise self.fail(f"{path}.args[{i}]", f"{name!r} is not an arg of this graph")
+        return names
+
     def sample(self, obj: Any, path: str) -> Sample | None:
         raw = self.get(obj, path, "sample", (dict, type(None)), None)
         if raw is None:
@@ -213,7 +283,11 @@ def read_manifest(folder: Path) -> Manifest:
             sample = r.sample(raw, f"{where}.args[{j}]")
             if sample is not None:
                 samples.setdefault(arg.name, sample)
-        graphs.append(GraphSpec(r.get(g, where, "name", str), args, r.names(g, where, "writes")))
+        control = r.get(g, where, "control", (list, type(None)), None)
+        if control == []:
+            raise r.fail(f"{where}.control", "an empty tree runs nothing; leave 'control' out for one module graph")
+        tree = None if control is None else r.control(control, f"{where}.control", {a.name: a for a in args})
+        graphs.append(GraphSpec(r.get(g, where, "name", str), args, r.names(g, where, "writes"), tree))
     plan = r.get(data, "$", "memory_plan", dict, {})
     slots: dict[int, tuple[str, ...]] = {}
     for i, s in enumerate(r.get(plan, "$.memory_plan", "slots", list, [])):

@@ -8,6 +8,10 @@ Runs the same graphs twice on the same inputs and compares every ndarray they wr
   rebuilds the graphs from ``source/`` (the graph files and the kernels carried at export time)
   and runs them with graphlab.
 
+A graph with conditionals or loops must also take the same path in both: the C host prints its
+decisions (``--events``) and the Python side records ``last_events``; the report lists them and
+fails where they differ.
+
 Inputs are given as numpy arrays, or drawn at random (``seed``) from the manifest: shapes from its
 dims, values in the range the notebook's values had at export (``sample``), else uniform [0, 1) for
 floats and {0, 1} for ints. Outputs start at zero.
@@ -34,7 +38,9 @@ from typing import Any
 
 import numpy as np
 
+from graphlab.controlflow import ControlEvent
 from graphlab.errors import GraphlabError, ToolMissingError
+from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.cruntime import taichi_c_api_dir
 from graphlab.export.manifest import ArgSpec, Manifest, Sample, read_manifest
 from graphlab.spec import NUMPY_DTYPES
@@ -60,6 +66,8 @@ SPREAD_NOTE = (
 )
 #: Where a second Python run can differ from the first (float atomics in several threads or on a GPU).
 NONDETERMINISTIC = ("vulkan", "cuda")
+#: Control events a passing report lists.
+SHOWN_EVENTS = 3
 
 
 class VerifyError(GraphlabError, RuntimeError):
@@ -91,12 +99,13 @@ class OutputDiff:
 
 @dataclass(frozen=True)
 class Run:
-    """One run of the graphs: where its outputs are and how long its frames took (ms)."""
+    """One run of the graphs: where its outputs are, how long its frames took (ms), what it decided."""
 
     out_dir: Path
     seconds: float
     first_frame_ms: float | None = None
     frame_ms: float | None = None
+    events: tuple[FrameEvent, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,11 +120,18 @@ class VerifyReport:
     outputs: tuple[OutputDiff, ...]
     notes: tuple[str, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    host_events: tuple[FrameEvent, ...] = ()
+    python_events: tuple[FrameEvent, ...] = ()
+
+    @property
+    def events_match(self) -> bool:
+        """Whether the C host and Python took the same branches and loop iterations in every frame."""
+        return self.host_events == self.python_events
 
     @property
     def passed(self) -> bool:
-        """Whether every output is within ``rtol``."""
-        return all(o.passed for o in self.outputs)
+        """Whether every output is within ``rtol`` and both sides took the same control path."""
+        return self.events_match and all(o.passed for o in self.outputs)
 
     @property
     def identical(self) -> bool:
@@ -141,10 +157,27 @@ class VerifyReport:
         rows = [list(self._HEADER), *self._rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(len(self._HEADER))]
         lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines += self.control_lines()
         lines += [f"note: {n}" for n in self.notes]
         if self.timings:
             lines.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in self.timings.items()))
         return "\n".join(lines)
+
+    def control_lines(self) -> list[str]:
+        """What the graphs decided, host against Python: a few events, or the first difference."""
+        host, python = self.host_events, self.python_events
+        if not host and not python:
+            return []
+        if self.events_match:
+            shown = [str(e) for e in host[:SHOWN_EVENTS]]
+            more = f" (and {len(host) - SHOWN_EVENTS} more)" if len(host) > SHOWN_EVENTS else ""
+            count = f"{len(host)} decision{'s' * (len(host) != 1)}"
+            return [f"control: same path in the C host and Python ({count}): {'; '.join(shown)}{more}"]
+        i = next((i for i, (h, p) in enumerate(zip(host, python)) if h != p), min(len(host), len(python)))
+        return [
+            f"control: FAIL: the C host and Python took different paths ({len(host)} vs {len(python)} decisions); "
+            f"decision {i + 1}: host {_nth(host, i)}, python {_nth(python, i)}"
+        ]
 
     def _repr_html_(self) -> str:
         colour = {"identical": "#1a7f37", "pass": "#1a7f37", "FAIL": "#cf222e"}
@@ -156,11 +189,16 @@ class VerifyReport:
             for r in self._rows()
         )
         verdict = "passed" if self.passed else "FAILED"
-        notes = "".join(f"<p><i>note:</i> {html.escape(n)}</p>" for n in self.notes)
+        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.control_lines())
+        notes += "".join(f"<p><i>note:</i> {html.escape(n)}</p>" for n in self.notes)
         title = html.escape(
             f"{self.path} ({self.arch}, {self.frames} frame(s), rtol={self.rtol:g}, inputs: {self.inputs})"
         )
         return f"<div><b>verify {verdict}</b>: {title}<table><tr>{head}</tr>{body}</table>{notes}</div>"
+
+
+def _nth(events: tuple[FrameEvent, ...], i: int) -> str:
+    return str(events[i]) if i < len(events) else "nothing"
 
 
 # --- inputs -----------------------------------------------------------------------------------------
@@ -266,12 +304,23 @@ def _host_executable(folder: Path, cc: str | None) -> Path:
 
 
 def run_host(
-    folder: Path, inputs_dir: Path, out_dir: Path, *, frames: int = 1, cc: str | None = None, timeout: float = 600.0
+    folder: Path,
+    inputs_dir: Path,
+    out_dir: Path,
+    *,
+    frames: int = 1,
+    cc: str | None = None,
+    timeout: float = 600.0,
+    events: bool = False,
 ) -> Run:
-    """Run the generated C host on ``inputs_dir/<arg>.npy``; it writes ``out_dir/<arg>.npy``."""
+    """Run the generated C host on ``inputs_dir/<arg>.npy``; it writes ``out_dir/<arg>.npy``.
+
+    ``events`` asks it for its control decisions (``--events``; hosts generated for a module with
+    control flow know the flag).
+    """
     exe = _host_executable(folder, cc)
     command = [str(exe), "--module", str(folder / "module"), "--in", str(inputs_dir), "--out", str(out_dir),
-               "--frames", str(frames), "--time"]  # fmt: skip
+               "--frames", str(frames), "--time", *(["--events"] if events else [])]  # fmt: skip
     # The generated main.c defaults TI_LIB_DIR for x64 only, but a CUDA runtime needs runtime_cuda.bc too.
     env = {"TI_LIB_DIR": str(taichi_c_api_dir() / "runtime"), **os.environ}
     start = time.perf_counter()
@@ -287,7 +336,8 @@ def run_host(
     first = re.search(r"first frame: ([0-9.]+) ms", done.stdout)
     mean = re.search(r"([0-9.]+) ms per frame", done.stdout)
     first_ms = float(first.group(1)) if first else None
-    return Run(out_dir, seconds, first_ms, float(mean.group(1)) if mean else first_ms)
+    found = tuple(parse_event_lines(done.stdout))
+    return Run(out_dir, seconds, first_ms, float(mean.group(1)) if mean else first_ms, found)
 
 
 def _sources(folder: Path, manifest: Manifest, kernels: Any) -> tuple[dict[str, str], dict[str, Any]]:
@@ -340,7 +390,11 @@ def run_python(
             f"ti.init(arch={manifest.arch}) fell back to {answer['fallback']} here, so the "
             f"{manifest.arch} module cannot be checked on this machine"
         )
-    return Run(out_dir, time.perf_counter() - start, answer["first_frame_s"] * 1e3, answer["frame_s"] * 1e3)
+    events = tuple(
+        FrameEvent(frame, graph, ControlEvent(node, kind, value, limit))
+        for frame, graph, node, kind, value, limit in answer.get("events", [])
+    )
+    return Run(out_dir, time.perf_counter() - start, answer["first_frame_s"] * 1e3, answer["frame_s"] * 1e3, events)
 
 
 # --- comparing ----------------------------------------------------------------------------------------
@@ -415,7 +469,8 @@ def verify(
         start = time.perf_counter()
         _host_executable(folder, cc)
         timings["build"] = time.perf_counter() - start
-        host = run_host(folder, inputs_dir, Path(tmp, "host"), frames=frames, cc=cc, timeout=timeout)
+        control = any(g.control is not None for g in manifest.graphs)
+        host = run_host(folder, inputs_dir, Path(tmp, "host"), frames=frames, cc=cc, timeout=timeout, events=control)
         timings["host"] = host.seconds
 
         def python(name: str) -> Run:
@@ -439,7 +494,9 @@ def verify(
     described = "given" if len(given) == len(values) else f"random (seed {seed})"
     if given and len(given) < len(values):
         described += f", given: {', '.join(given)}"
-    report = VerifyReport(folder, manifest.arch, frames, rtol, described, tuple(outputs), (), timings)
+    report = VerifyReport(
+        folder, manifest.arch, frames, rtol, described, tuple(outputs), (), timings, host.events, reference.events
+    )
     return dataclasses.replace(report, notes=tuple(_notes(manifest, report)))
 
 
