@@ -131,7 +131,17 @@ def test_traits_are_the_ones_protocol_ts_declares():
     ts_traits = set(re.findall(r"^\s*(\w+):", declared, re.M))
     ours = set(GraphEditor.class_trait_names(sync=True)) - set(ipywidgets.DOMWidget.class_trait_names(sync=True))
     ours = {name for name in ours if not name.startswith("_")}
-    assert ours == ts_traits == {"graph", "palette", "dot", "diagnostics", "error", "selected", "history"}
+    editing = {"graph", "palette", "dot", "diagnostics", "error", "selected", "history"}
+    panels = {"debugger", "inspect", "inspect_picture", "inspect_diff", "inspect_page", "export"}
+    assert ours == ts_traits == editing | panels
+
+
+def test_array_traits_are_bytes_on_the_wire():
+    """Arrays travel as binary buffers (a DataView in the browser), never as JSON lists."""
+    declared = re.search(r"export interface Traits \{(.*?)\}", PROTOCOL_TS.read_text(), re.S).group(1)
+    for name in ("inspect_picture", "inspect_diff", "inspect_page"):
+        assert isinstance(GraphEditor.class_traits()[name], traitlets.Bytes)
+        assert re.search(rf"^\s*{name}: DataView \| null;", declared, re.M)
 
 
 def test_edit_ops_are_the_ones_protocol_ts_declares():

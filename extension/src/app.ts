@@ -2,37 +2,73 @@
  * The editor app: reads the traits, lays out the components, turns user actions into messages
  * for Python, and cleans everything up on dispose.
  *
- * Layout: toolbar, error banner, then palette | graph | side panel. The debug, inspect and export
- * panels of later rounds go in `SidePanel.sections` and `Toolbar.slot`.
+ * Layout: toolbar (with the debugger's controls), the debugger's timeline, error banner, then
+ * palette | graph | side panel (tabs: Node, Debug, Inspect, Export).
  */
 
 import type { Cleanup, WidgetModel } from "./anywidget";
 import { suggestBindings } from "./bindingFilter";
+import { DebugBar, TimelineBar } from "./debugPanel";
+import { debugMarks } from "./debugMarks";
 import { argNodeId, badgesByNode } from "./diagnostics";
 import { Listeners, h, isTextTarget } from "./dom";
 import { GraphCanvas, errorText } from "./graphView";
-import { type Action, actionFor } from "./keymap";
+import { type Action, actionFor, keysFor } from "./keymap";
 import { Palette } from "./palette";
 import {
   type ClientMessage,
+  type DebugAction,
+  EMPTY_DEBUG,
+  EMPTY_EXPORT,
   EMPTY_GRAPH,
   EMPTY_HISTORY,
+  EMPTY_INSPECT,
   type EditOp,
+  type Every,
+  type GraphView,
   type KernelView,
+  type PanelMessage,
   type Traits,
   parseServerMessage,
 } from "./protocol";
 import { NodeIndex, freeSequenceName, insertionPoint, siblingRange } from "./selection";
 import { SidePanel } from "./sidePanel";
-import type { Actions, ViewState } from "./state";
+import type { Actions, ExportOptions, PanelTab, ViewState } from "./state";
+import { Timeline } from "./timeline";
 import { Banner, Toolbar } from "./toolbar";
 import { UndoStack } from "./undoStack";
 
-const TRAITS: (keyof Traits)[] = ["graph", "palette", "dot", "diagnostics", "error", "selected", "history"];
+const TRAITS: (keyof Traits)[] = [
+  "graph",
+  "palette",
+  "dot",
+  "diagnostics",
+  "error",
+  "selected",
+  "history",
+  "debugger",
+  "inspect",
+  "inspect_picture",
+  "inspect_diff",
+  "inspect_page",
+  "export",
+];
+
+/** The debugger's keyboard actions and the control each one sends. */
+const DEBUG_KEYS: Partial<Record<Action, DebugAction>> = {
+  debugStep: "step",
+  debugOver: "step_over",
+  debugContinue: "continue",
+  debugBack: "back",
+  debugRestart: "restart",
+  debugNonfinite: "find_nonfinite",
+};
 
 export class EditorApp implements Actions {
   private readonly root: HTMLDivElement;
   private readonly toolbar: Toolbar;
+  private readonly debugBar: DebugBar;
+  private readonly timelineBar: TimelineBar;
   private readonly banner: Banner;
   private readonly palette: Palette;
   private readonly canvas: GraphCanvas;
@@ -52,12 +88,27 @@ export class EditorApp implements Actions {
   private lastDot: string | null = null;
   private refreshQueued = false;
   private disposed = false;
+  private tab: PanelTab = "node";
+  /** Panel requests in flight, by number: their kind (a kind's buttons wait while one is out). */
+  private readonly busy = new Map<number, string>();
+  private timeline: { graph: GraphView; timeline: Timeline } | null = null;
+  private lastSession = 0;
+  /** What the drawing's marks were last made from (they are redrawn only when it changes). */
+  private decorated = "";
 
   constructor(
     private readonly model: WidgetModel<Traits>,
     el: HTMLElement,
   ) {
     this.toolbar = new Toolbar(this);
+    this.debugBar = new DebugBar(this);
+    this.timelineBar = new TimelineBar(this);
+    const exportButton = h("button", { type: "button", class: "gl-btn", title: "Export an AOT module and verify it", "data-open": "export" }, "Export\u2026");
+    this.listeners.on(exportButton, "click", () => {
+      this.showTab("export");
+      this.side.focusExport();
+    });
+    this.toolbar.slot.append(this.debugBar.el, h("span", { class: "gl-sep" }), exportButton);
     this.banner = new Banner(() => this.dismissError());
     this.palette = new Palette(this);
     this.side = new SidePanel(this);
@@ -71,11 +122,13 @@ export class EditorApp implements Actions {
       pressed: () => {
         if (!this.root.contains(document.activeElement)) this.root.focus({ preventScroll: true });
       },
+      toggleBreakpoint: (id) => this.toggleBreakpoint(id),
     });
     this.root = h(
       "div",
       { class: "gl-editor", tabindex: 0, "data-lm-suppress-shortcuts": "true" },
       this.toolbar.el,
+      this.timelineBar.el,
       this.banner.el,
       h("div", { class: "gl-main" }, this.palette.el, this.canvas.el, this.side.el),
     );
@@ -127,8 +180,19 @@ export class EditorApp implements Actions {
       error: "",
       selected: "",
       history: EMPTY_HISTORY,
+      debugger: EMPTY_DEBUG,
+      inspect: EMPTY_INSPECT,
+      inspect_picture: null,
+      inspect_diff: null,
+      inspect_page: null,
+      export: EMPTY_EXPORT,
     };
     return defaults[name];
+  }
+
+  private timelineOf(graph: GraphView): Timeline {
+    if (this.timeline?.graph !== graph) this.timeline = { graph, timeline: new Timeline(graph) };
+    return this.timeline.timeline;
   }
 
   private buildState(): ViewState {
@@ -141,7 +205,9 @@ export class EditorApp implements Actions {
     const args = new Set(traits.graph.args.map((a) => argNodeId(a.name)));
     const isDrawn = (id: string): boolean => index.has(id) || args.has(id);
     const { badges, unplaced } = badgesByNode(traits.diagnostics, isDrawn);
-    return { traits, index, anchor, range, history: this.undoStack.view, badges, unplaced, isDrawn };
+    const timeline = this.timelineOf(traits.graph);
+    const busy = new Set(this.busy.values());
+    return { traits, index, anchor, range, history: this.undoStack.view, badges, unplaced, isDrawn, timeline, tab: this.tab, busy };
   }
 
   private scheduleRefresh(): void {
@@ -154,8 +220,16 @@ export class EditorApp implements Actions {
   }
 
   private refresh(): void {
+    const session = this.read("debugger").session;
+    if (session !== this.lastSession) {
+      // a new session (from the Debug button or from Python): show it
+      if (this.read("debugger").active && this.tab === "node") this.tab = "debug";
+      this.lastSession = session;
+    }
     const state = (this.state = this.buildState());
     this.toolbar.update(state);
+    this.debugBar.update(state);
+    this.timelineBar.update(state);
     this.palette.update(state);
     this.side.update(state);
     this.showError();
@@ -164,14 +238,34 @@ export class EditorApp implements Actions {
       this.lastDot = dot;
       this.canvas
         .setDot(dot, state.isDrawn, state.traits.graph.nodes.length === 0)
-        .then(() => this.canvas.decorate(this.state.anchor, this.state.range, this.state.badges))
+        .then(() => this.decorate(this.state, true))
         .catch((err: unknown) => {
           this.localError = `could not draw the graph: ${errorText(err)}`;
           this.showError();
         });
     } else {
-      this.canvas.decorate(state.anchor, state.range, state.badges);
+      this.decorate(state);
     }
+  }
+
+  /** Mark the selection, badges and debugger state on the drawing, when they changed since the last time. */
+  private decorate(state: ViewState, force = false): void {
+    const marks = debugMarks(state.traits.debugger, state.isDrawn);
+    const key = JSON.stringify([
+      state.anchor,
+      state.range,
+      [...state.badges],
+      marks.active,
+      marks.current,
+      [...marks.breakpoints],
+      [...marks.faults],
+      [...marks.times],
+      marks.nonfinite,
+    ]);
+    if (!force && key === this.decorated) return;
+    this.decorated = key;
+    this.canvas.decorate(state.anchor, state.range, state.badges);
+    this.canvas.decorateDebug(marks);
   }
 
   private showError(): void {
@@ -186,11 +280,19 @@ export class EditorApp implements Actions {
     this.model.send(message);
   }
 
+  /** Send a panel message; its kind's buttons wait for the reply. */
+  private sendPanel(message: PanelMessage): void {
+    this.busy.set(message.request, message.kind);
+    this.send(message);
+    this.refresh();
+  }
+
   private onMessage(content: unknown): void {
     const reply = parseServerMessage(content);
     if (!reply || reply.request === null) return;
     const sent = this.pending.get(reply.request);
     this.pending.delete(reply.request);
+    this.busy.delete(reply.request);
     this.undoStack.settle(reply.request);
     if (sent?.kind === "select") this.pendingSelect = undefined;
     if (!reply.ok && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
@@ -275,6 +377,70 @@ export class EditorApp implements Actions {
     this.canvas.zoomBy(factor);
   }
 
+  // --- panels --------------------------------------------------------------------------------------
+
+  debug(action: DebugAction | "start"): void {
+    const request = this.nextRequest++;
+    if (action === "start") {
+      this.tab = this.tab === "node" ? "debug" : this.tab;
+      this.sendPanel({ kind: "debug", request, action: "start" });
+      return;
+    }
+    const session = this.read("debugger");
+    if (!session.active) return;
+    this.sendPanel({ kind: "debug", request, action, session: session.session });
+  }
+
+  goto(index: number): void {
+    const session = this.read("debugger");
+    if (!session.active) return;
+    this.sendPanel({ kind: "debug", request: this.nextRequest++, action: "goto", session: session.session, target: index });
+  }
+
+  toggleBreakpoint(node: string): void {
+    const session = this.read("debugger");
+    if (!session.active) {
+      this.localError = `start a debug session first (${keysFor("debugStart")}), then set breakpoints`;
+      this.showError();
+      return;
+    }
+    this.sendPanel({ kind: "breakpoint", request: this.nextRequest++, op: "toggle", session: session.session, node });
+  }
+
+  addCondition(expression: string, every: Every): void {
+    const { session } = this.read("debugger");
+    this.sendPanel({ kind: "breakpoint", request: this.nextRequest++, op: "condition", session, expression, every });
+  }
+
+  removeBreakpoint(id: number): void {
+    const { session } = this.read("debugger");
+    this.sendPanel({ kind: "breakpoint", request: this.nextRequest++, op: "remove", session, id });
+  }
+
+  watch(expression: string): void {
+    const { session } = this.read("debugger");
+    this.sendPanel({ kind: "watch", request: this.nextRequest++, op: "add", session, expression });
+  }
+
+  unwatch(expression: string): void {
+    const { session } = this.read("debugger");
+    this.sendPanel({ kind: "watch", request: this.nextRequest++, op: "remove", session, expression });
+  }
+
+  inspect(buffer: string, component: number | null, page: number): void {
+    const { session } = this.read("debugger");
+    this.sendPanel({ kind: "inspect", request: this.nextRequest++, session, buffer, component, page });
+  }
+
+  exportGraph(options: ExportOptions): void {
+    this.sendPanel({ kind: "export", request: this.nextRequest++, ...options });
+  }
+
+  showTab(tab: PanelTab): void {
+    this.tab = tab;
+    this.refresh();
+  }
+
   dismissError(): void {
     this.localError = "";
     if (this.read("error") !== "") {
@@ -306,7 +472,16 @@ export class EditorApp implements Actions {
   /** Do a keyboard action; false when it does not apply (the key then goes on as usual). */
   private run(action: Action): boolean {
     const { anchor, index, range } = this.state;
+    const control = DEBUG_KEYS[action];
+    if (control !== undefined) {
+      if (!this.read("debugger").active) return false;
+      this.debug(control);
+      return true;
+    }
     switch (action) {
+      case "debugStart":
+        this.debug(this.read("debugger").active ? "stop" : "start");
+        return true;
       case "undo":
         this.undo();
         return true;
@@ -348,6 +523,9 @@ export class EditorApp implements Actions {
       case "rename":
         this.side.focusName();
         return true;
+      case "toggleBreakpoint":
+        this.toggleBreakpoint(anchor);
+        return true;
       case "repeat":
         return this.side.focusRepeat();
       case "moveUp":
@@ -377,6 +555,8 @@ export class EditorApp implements Actions {
     this.disposed = true;
     this.listeners.dispose();
     this.toolbar.dispose();
+    this.debugBar.dispose();
+    this.timelineBar.dispose();
     this.banner.dispose();
     this.palette.dispose();
     this.side.dispose();

@@ -1,6 +1,8 @@
 /**
  * The graph drawing: DOT laid out by WebAssembly Graphviz into SVG, with pan, zoom, click to
- * select, and diagnostics drawn as badges on their nodes.
+ * select, diagnostics drawn as badges on their nodes, and, while a debug session runs, the
+ * debugger's marks: the current node, breakpoint dots (a click toggles one), faults and the time
+ * per node.
  */
 
 import { Graphviz } from "@hpcc-js/wasm-graphviz";
@@ -42,7 +44,33 @@ export interface GraphCanvasEvents {
   wheelZooms(): boolean;
   /** A press on the drawing: give the widget keyboard focus. */
   pressed(): void;
+  /** A click on a node's breakpoint dot. */
+  toggleBreakpoint(id: string): void;
 }
+
+/** What the debugger draws on the graph (ids are drawn ids: nodes and sequence clusters). */
+export interface DebugMarks {
+  active: boolean;
+  /** The node of the next dispatch. */
+  current: string | null;
+  /** Ids with a location breakpoint. */
+  breakpoints: ReadonlySet<string>;
+  /** Node id -> error text of its last fault. */
+  faults: ReadonlyMap<string, string>;
+  /** Node id -> [short time text, tooltip]. */
+  times: ReadonlyMap<string, readonly [string, string]>;
+  /** The node that first wrote NaN/Inf. */
+  nonfinite: string | null;
+}
+
+export const NO_MARKS: DebugMarks = {
+  active: false,
+  current: null,
+  breakpoints: new Set(),
+  faults: new Map(),
+  times: new Map(),
+  nonfinite: null,
+};
 
 export class GraphCanvas {
   readonly el: HTMLDivElement;
@@ -51,6 +79,11 @@ export class GraphCanvas {
   private readonly listeners = new Listeners();
   private svg: SVGSVGElement | null = null;
   private groups = new Map<string, SVGGElement>();
+  /**
+   * Each group's box as Graphviz drew it, measured once per drawing before any mark is added: the
+   * layout does not change between steps, and measuring on every step forced a page layout each time.
+   */
+  private boxes = new Map<SVGGElement, DOMRect>();
   private viewport: Viewport = IDENTITY;
   private size = { width: 0, height: 0 };
   private fitted = false;
@@ -115,6 +148,7 @@ export class GraphCanvas {
     this.svg?.remove();
     this.svg = svg;
     this.groups.clear();
+    this.boxes.clear();
     if (!svg) return;
     const box = svg.viewBox.baseVal;
     this.size = { width: box?.width || 0, height: box?.height || 0 };
@@ -135,7 +169,8 @@ export class GraphCanvas {
   /** Mark the selection and draw the badges (call after `setDot` and on every state change). */
   decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
     if (!this.svg) return;
-    for (const old of this.svg.querySelectorAll(".gl-badge")) old.remove();
+    for (const old of this.svg.querySelectorAll(".gl-badge, .gl-dbg")) old.remove();
+    this.measure();
     const inRange = new Set(range);
     for (const [id, g] of this.groups) {
       g.classList.toggle("gl-selected", id === anchor);
@@ -148,14 +183,60 @@ export class GraphCanvas {
     }
   }
 
-  private drawBadge(g: SVGGElement, badge: Badge): void {
-    let box: DOMRect;
-    try {
-      box = g.getBBox();
-    } catch {
-      return; // not displayed: the node's colour still shows the severity
+  /** Measure the groups not measured yet (with no marks in them); a drawing not on screen measures later. */
+  private measure(): void {
+    for (const g of this.groups.values()) {
+      if (this.boxes.has(g)) continue;
+      let box: DOMRect;
+      try {
+        box = g.getBBox();
+      } catch {
+        continue; // not displayed
+      }
+      if (box.width > 0 || box.height > 0) this.boxes.set(g, box);
     }
-    if (box.width === 0 && box.height === 0) return;
+  }
+
+  /** Draw the debugger's marks (call after `decorate`, which clears the old ones). */
+  decorateDebug(marks: DebugMarks): void {
+    if (!this.svg) return;
+    for (const [id, g] of this.groups) {
+      const isNode = g.classList.contains("node");
+      g.classList.toggle("gl-current", marks.active && id === marks.current);
+      g.classList.toggle("gl-fault", marks.active && marks.faults.has(id));
+      g.classList.toggle("gl-nonfinite", marks.active && id === marks.nonfinite);
+      g.classList.toggle("gl-has-bp", marks.active && marks.breakpoints.has(id));
+      if (!marks.active || id.startsWith("arg:")) continue;
+      const box = this.boxes.get(g);
+      if (!box) continue;
+      const on = marks.breakpoints.has(id);
+      if (isNode || on) {
+        const cx = isNode ? box.x - 9 : box.x + 8;
+        const cy = isNode ? box.y + box.height / 2 : box.y + 8;
+        const dot = svgEl("circle", { class: `gl-dbg gl-bp-dot${on ? " gl-bp-on" : ""}`, cx, cy, r: 5.5, "data-bp-node": id });
+        dot.append(svgText("title", on ? `Breakpoint: stops before ${id} (click to remove)` : `Click to stop before ${id}`));
+        g.append(dot);
+      }
+      const fault = marks.faults.get(id);
+      if (fault) {
+        const mark = svgEl("text", { class: "gl-dbg gl-fault-mark", x: box.x + 2, y: box.y + 11 });
+        mark.textContent = "✖";
+        mark.append(svgText("title", fault));
+        g.append(mark);
+      }
+      const time = marks.times.get(id);
+      if (time && isNode) {
+        const label = svgEl("text", { class: "gl-dbg gl-time", x: box.x + box.width, y: box.y + box.height + 10, "text-anchor": "end" });
+        label.textContent = time[0];
+        label.append(svgText("title", time[1]));
+        g.append(label);
+      }
+    }
+  }
+
+  private drawBadge(g: SVGGElement, badge: Badge): void {
+    const box = this.boxes.get(g);
+    if (!box) return; // not displayed: the node's colour still shows the severity
     const badgeG = document.createElementNS(SVG_NS, "g");
     badgeG.setAttribute("class", `gl-badge gl-badge-${badge.severity}`);
     const title = document.createElementNS(SVG_NS, "title");
@@ -239,6 +320,12 @@ export class GraphCanvas {
       this.el.classList.remove("gl-panning");
       this.el.releasePointerCapture?.(e.pointerId);
       if (panning || cancelled) return;
+      const dot = target instanceof Element ? target.closest("[data-bp-node]") : null;
+      const bpNode = dot?.getAttribute("data-bp-node");
+      if (bpNode) {
+        this.events.toggleBreakpoint(bpNode);
+        return;
+      }
       const svg = this.svg as (SVGSVGElement & ElementLike) | null;
       const hit = target instanceof Element ? hitTest(target as Element & ElementLike, this.isKnown, svg) : null;
       this.events.select(hit ? hit.id : null, e.shiftKey);
@@ -265,6 +352,18 @@ export class GraphCanvas {
     this.listeners.dispose();
     this.el.remove();
   }
+}
+
+function svgEl(tag: string, attrs: Record<string, string | number>): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag) as SVGElement;
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
+  return el;
+}
+
+function svgText(tag: string, text: string): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag) as SVGElement;
+  el.textContent = text;
+  return el;
 }
 
 export function errorText(err: unknown): string {

@@ -23,7 +23,15 @@ export type Action =
   | "clearSelection"
   | "fit"
   | "zoomIn"
-  | "zoomOut";
+  | "zoomOut"
+  | "debugStart"
+  | "debugStep"
+  | "debugOver"
+  | "debugContinue"
+  | "debugBack"
+  | "debugRestart"
+  | "debugNonfinite"
+  | "toggleBreakpoint";
 
 export interface KeyLike {
   key: string;
@@ -58,6 +66,14 @@ export const SHORTCUTS: readonly Shortcut[] = [
   { action: "fit", keys: "F", label: "Fit the graph to the view" },
   { action: "zoomIn", keys: "+", label: "Zoom in" },
   { action: "zoomOut", keys: "-", label: "Zoom out" },
+  { action: "debugStart", keys: "Shift+D", label: "Start (or stop) a debug session" },
+  { action: "debugStep", keys: "S", label: "Step one dispatch" },
+  { action: "debugOver", keys: "O", label: "Step over the rest of the repetition" },
+  { action: "debugContinue", keys: "C", label: "Continue to a breakpoint or the end" },
+  { action: "debugBack", keys: "B", label: "Step back one dispatch" },
+  { action: "debugRestart", keys: "Shift+R", label: "Restart from the initial state" },
+  { action: "debugNonfinite", keys: "N", label: "Run to the first NaN/Inf" },
+  { action: "toggleBreakpoint", keys: "F9", label: "Toggle a breakpoint on the selected node" },
 ];
 
 /** The shortcut text for an action (`Ctrl+Z`), for tooltips. */
@@ -88,6 +104,8 @@ export function actionFor(e: KeyLike, inText: boolean): Action | null {
       return e.shiftKey ? null : "delete";
     case "F2":
       return "rename";
+    case "F9":
+      return "toggleBreakpoint";
     case "ArrowUp":
       return e.shiftKey ? "extendPrev" : "selectPrev";
     case "ArrowDown":
@@ -95,7 +113,19 @@ export function actionFor(e: KeyLike, inText: boolean): Action | null {
     case "/":
       return "search";
     case "r":
-      return e.shiftKey ? null : "repeat";
+      return e.shiftKey ? "debugRestart" : "repeat";
+    case "d":
+      return e.shiftKey ? "debugStart" : null;
+    case "s":
+      return e.shiftKey ? null : "debugStep";
+    case "o":
+      return e.shiftKey ? null : "debugOver";
+    case "c":
+      return e.shiftKey ? null : "debugContinue";
+    case "b":
+      return e.shiftKey ? null : "debugBack";
+    case "n":
+      return e.shiftKey ? null : "debugNonfinite";
     case "f":
       return e.shiftKey ? null : "fit";
     case "+":

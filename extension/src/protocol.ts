@@ -3,7 +3,9 @@
  *
  * Synced traits carry state (Python is the single writer, except `error`, which the banner may
  * clear). Custom messages carry intents: the front-end never edits the graph itself, it asks
- * Python, which edits the model through its API and sends the new state back as traits. Keep this
+ * Python, which edits the model through its API and sends the new state back as traits. The
+ * debug, inspect and export panels work the same way over a Python debug session and
+ * `gl.export`/`gl.verify`; arrays (pictures, pages of values) travel as bytes, never JSON lists. Keep this
  * file and `graphlab/widget/editor.py` (the trait declarations) and `graphlab/widget/messages.py`
  * (the message checks) in step.
  */
@@ -69,7 +71,34 @@ export interface SequenceView extends NodeBase {
   children: string[];
 }
 
-export type NodeView = DispatchView | SequenceView;
+/** A loop: its body (a sequence definition) `count` times, or while the flag `while` is non-zero. */
+export interface LoopView extends NodeBase {
+  kind: "loop";
+  sequence: string;
+  while: string | null;
+  count: string | null;
+  max_iter: number | null;
+  children: string[];
+}
+
+/** A conditional on a one-element i32 flag; its children are its `branch` nodes (`then`, `else`). */
+export interface CondView extends NodeBase {
+  kind: "cond";
+  flag: string;
+  children: string[];
+}
+
+/** One branch of a conditional (`decide/then`): a container, not a node of the model. */
+export interface BranchView extends NodeBase {
+  kind: "branch";
+  sequence: string;
+  children: string[];
+}
+
+export type NodeView = DispatchView | SequenceView | LoopView | CondView | BranchView;
+
+/** Nodes that hold other nodes. */
+export type ContainerView = SequenceView | LoopView | CondView | BranchView;
 
 /** The `graph` trait: a JSON view of the model. */
 export interface GraphView {
@@ -109,7 +138,234 @@ export interface HistoryView {
   redo: string[];
 }
 
-/** Every synced trait of `GraphEditor`, by name. */
+// --- the debug panel: the `debugger` trait ---------------------------------------------------------
+
+export type StopReason = "step" | "breakpoint" | "condition" | "end" | "nonfinite" | "fault" | "start";
+export type BreakKind = "node" | "step" | "repetition" | "sequence" | "condition";
+export type Every = "repetition" | "dispatch";
+/** A number as JSON carries it; NaN and infinities travel as strings. */
+export type Num = number | "nan" | "inf" | "-inf";
+
+/** Where the session stands: `index` dispatches have run; `step_id` runs next (null at the end). */
+export interface PositionView {
+  index: number;
+  total: number;
+  step_id: string | null;
+  /** Definition-level id of the next dispatch (`substep/p2g`): the node drawn as current. */
+  node_id: string | null;
+  last_step_id: string | null;
+  /**
+   * False while a graph with loops or conditionals has not run to its end in this session: `total`
+   * then counts the steps recorded so far (the session records its timeline as it decides).
+   */
+  total_known: boolean;
+}
+
+export interface BreakpointView {
+  id: number;
+  kind: BreakKind;
+  /** A node, step, repetition or sequence id; the expression of a condition. */
+  target: string;
+  every: Every | null;
+  enabled: boolean;
+  hits: number;
+}
+
+/** A dispatch that raised; the session stayed before it, its buffers restored. */
+export interface FaultView {
+  index: number;
+  step_id: string;
+  node_id: string;
+  kernel: string;
+  error: string;
+}
+
+/** The dispatch that first left NaN/Inf in a buffer (null step: there before the hunt). */
+export interface NonfiniteView {
+  step_id: string | null;
+  node_id: string | null;
+  buffer: string;
+  nan: number;
+  inf: number;
+  first_index: number[] | null;
+}
+
+/** A node's stepped dispatches, summed (seconds). */
+export interface NodeTimeView {
+  node_id: string;
+  kernel: string;
+  calls: number;
+  total_s: number;
+  mean_s: number;
+  share: number;
+}
+
+/** A control point the session passed: the flag the host read, and what it chose. */
+export interface DecisionView {
+  /** Dispatches run before the read. */
+  index: number;
+  node_id: string;
+  /** This run of the conditional or loop (`outer[1]/solve`). */
+  scope: string;
+  kind: "cond" | "loop";
+  value: number;
+  /** `then`, `else`, `skip`; `again`, `done`, `limit`. */
+  outcome: string;
+}
+
+export interface WatchView {
+  text: string;
+  value: Num | boolean | null;
+}
+
+/** The `debugger` trait: the session the panel shows (`active` false when none runs). */
+export interface DebugView {
+  /** Sessions are numbered from 1; panel messages name the number they were made for. */
+  session: number;
+  active: boolean;
+  /** Why the last session ended ("" while one runs). */
+  ended: string;
+  position: PositionView | null;
+  reason: StopReason | null;
+  /** One line about the last stop. */
+  message: string;
+  note: string;
+  breakpoints: BreakpointView[];
+  watches: WatchView[];
+  fault: FaultView | null;
+  /** The last fault of each node that raised in this session. */
+  faults: FaultView[];
+  nonfinite: NonfiniteView | null;
+  timing: NodeTimeView[];
+  /** The buffers (ndarray args) that can be inspected. */
+  buffers: string[];
+  /** The latest control-flow decisions up to the position (graphs with loops or conditionals). */
+  decisions: DecisionView[];
+}
+
+// --- the inspect panel: `inspect` and its three byte traits ------------------------------------------
+
+export type PictureKind = "heatmap" | "line" | "scatter" | "none";
+
+/** Device statistics of a buffer or one of its components. */
+export interface StatsView {
+  label: string;
+  count: number;
+  finite: number;
+  min: Num | null;
+  max: Num | null;
+  mean: Num | null;
+  std: Num | null;
+  nan: number;
+  inf: number;
+  zeros: number;
+  first_nonfinite: number[] | null;
+}
+
+/**
+ * The header of a picture's bytes: little-endian `dtype` values laid out as `shape` (heat map
+ * `[h, w]`; line `[n, 2]` of (min, max) per bucket; scatter `[n, 2]` of (x, y)). `step` is the
+ * source elements per value along each axis (downsampling); `origin` the fixed leading indexes of
+ * a 2-D slice of a 3-D or higher field.
+ */
+export interface PictureView {
+  kind: PictureKind;
+  dtype: "f32" | "f64";
+  shape: number[];
+  step: number[];
+  origin: number[];
+  label: string;
+  note: string;
+}
+
+/** How the buffer changed from position `from` to `to` (the previous position the session stood at). */
+export interface DiffView {
+  from: number;
+  to: number;
+  count: number;
+  changed: number;
+  max_abs: Num | null;
+  max_rel: Num | null;
+  nonfinite_mismatch: number;
+  first_changed: number[] | null;
+  picture: PictureView;
+}
+
+/** The header of `inspect_page`: `count` field elements from `offset`, each with `columns` f64 values. */
+export interface PageView {
+  page: number;
+  pages: number;
+  size: number;
+  offset: number;
+  count: number;
+  total: number;
+  columns: string[];
+}
+
+/** The `inspect` trait (`buffer` null: nothing to inspect; `problem` says why when known). */
+export interface InspectView {
+  session: number;
+  buffer: string | null;
+  problem?: string;
+  position?: number;
+  dtype?: string;
+  shape?: number[];
+  element_shape?: number[];
+  last_writer?: string | null;
+  /** The component pictured (flat index), or null for the element's norm. */
+  component?: number | null;
+  components?: string[];
+  stats?: StatsView;
+  component_stats?: StatsView[];
+  picture?: PictureView;
+  diff?: DiffView | null;
+  page?: PageView;
+}
+
+// --- the export panel: the `export` trait ------------------------------------------------------------
+
+export type ExportArch = "x64" | "vulkan" | "cuda";
+
+export interface OutputDiffView {
+  name: string;
+  dtype: string;
+  shape: number[];
+  max_abs: number;
+  max_rel: number;
+  mismatched: number;
+  passed: boolean;
+}
+
+export interface VerifyView {
+  passed: boolean;
+  identical: boolean;
+  /** The report as text (`str(gl.verify(...))`). */
+  text: string;
+  outputs: OutputDiffView[];
+  notes: string[];
+}
+
+export interface ExportView {
+  /** Exports are numbered from 1 (0: none yet). */
+  run: number;
+  state: "idle" | "running" | "done" | "failed";
+  targets: ExportArch[];
+  default_arch: ExportArch;
+  default_path: string;
+  arch: ExportArch | null;
+  path: string | null;
+  stage: string;
+  /** 0..1 over export and verification. */
+  fraction: number;
+  /** Files written, relative to `path`. */
+  files: string[];
+  result: string;
+  verify: VerifyView | null;
+  error: string | null;
+  seconds: number;
+}
+
+/** Every synced trait of `GraphEditor`, by name. Bytes arrive as a DataView. */
 export interface Traits {
   graph: GraphView;
   palette: KernelView[];
@@ -118,6 +374,12 @@ export interface Traits {
   error: string;
   selected: string;
   history: HistoryView;
+  debugger: DebugView;
+  inspect: InspectView;
+  inspect_picture: DataView | null;
+  inspect_diff: DataView | null;
+  inspect_page: DataView | null;
+  export: ExportView;
 }
 
 // --- custom messages: front-end -> Python --------------------------------------------------------
@@ -163,12 +425,54 @@ export type EditOpName = EditOp["op"];
 /** Every edit carries a request number that the reply echoes. */
 export type EditMessage = { kind: "edit"; request: number } & EditOp;
 
+export type DebugAction = "step" | "step_over" | "continue" | "back" | "restart" | "find_nonfinite" | "stop";
+
+/** The debugger's messages name the session they were made for; another one refuses them as stale. */
+export type DebugMessage =
+  /** Start a session with the values the editor was given (`gl.editor(g, values=...)`). */
+  | { kind: "debug"; request: number; action: "start" }
+  | { kind: "debug"; request: number; action: DebugAction; session: number }
+  /** Travel to a position 0..total (the timeline). */
+  | { kind: "debug"; request: number; action: "goto"; session: number; target: number };
+
+export type BreakpointMessage =
+  /** Set, or remove, the location breakpoint on a node, sequence or step id. */
+  | { kind: "breakpoint"; request: number; op: "toggle"; session: number; node: string }
+  | { kind: "breakpoint"; request: number; op: "condition"; session: number; expression: string; every: Every }
+  | { kind: "breakpoint"; request: number; op: "remove"; session: number; id: number };
+
+export type WatchMessage = { kind: "watch"; request: number; op: "add" | "remove"; session: number; expression: string };
+
+/** Choose what the inspect panel shows. */
+export type InspectMessage = {
+  kind: "inspect";
+  request: number;
+  session: number;
+  buffer: string;
+  component: number | null;
+  page: number;
+};
+
+export type ExportMessage = {
+  kind: "export";
+  request: number;
+  arch: ExportArch;
+  path: string;
+  overwrite: boolean;
+  verify: boolean;
+  cpu_threads: number | null;
+  dims: Record<string, number>;
+};
+
+export type PanelMessage = DebugMessage | BreakpointMessage | WatchMessage | InspectMessage | ExportMessage;
+
 export type ClientMessage =
   | EditMessage
   | { kind: "undo"; request?: number }
   | { kind: "redo"; request?: number }
   /** Select a node (null or "" clears the selection). */
-  | { kind: "select"; node: string | null; request?: number };
+  | { kind: "select"; node: string | null; request?: number }
+  | PanelMessage;
 
 // --- custom messages: Python -> front-end ---------------------------------------------------------
 
@@ -195,3 +499,37 @@ export function parseServerMessage(content: unknown): ServerMessage | null {
 /** Empty values for every trait, used until the first sync arrives. */
 export const EMPTY_GRAPH: GraphView = { name: "", version: 0, args: [], nodes: [], body: [] };
 export const EMPTY_HISTORY: HistoryView = { undo: [], redo: [] };
+export const EMPTY_DEBUG: DebugView = {
+  session: 0,
+  active: false,
+  ended: "",
+  position: null,
+  reason: null,
+  message: "",
+  note: "",
+  breakpoints: [],
+  watches: [],
+  fault: null,
+  faults: [],
+  nonfinite: null,
+  timing: [],
+  buffers: [],
+  decisions: [],
+};
+export const EMPTY_INSPECT: InspectView = { session: 0, buffer: null };
+export const EMPTY_EXPORT: ExportView = {
+  run: 0,
+  state: "idle",
+  targets: ["x64", "vulkan", "cuda"],
+  default_arch: "vulkan",
+  default_path: "out/graph",
+  arch: null,
+  path: null,
+  stage: "",
+  fraction: 0,
+  files: [],
+  result: "",
+  verify: null,
+  error: null,
+  seconds: 0,
+};

@@ -32,7 +32,7 @@ export class NodeIndex {
     if (!node) return [];
     if (node.parent === null) return this.graph.body;
     const parent = this.byId.get(node.parent);
-    return parent && parent.kind === "sequence" ? parent.children : [];
+    return parent && parent.kind !== "dispatch" ? parent.children : [];
   }
 
   /** The node before or after `id` in program order (`from` null: the first or the last). */
@@ -66,7 +66,9 @@ export function insertionPoint(
 ): { into: string | null; index: number | null; where: string } {
   const node = selected === null ? undefined : index.get(selected);
   if (!node) return { into: null, index: null, where: "at the end of the graph" };
-  if (node.kind === "sequence") return { into: node.id, index: null, where: `at the end of ${node.id}` };
+  if (node.kind === "sequence" || node.kind === "loop" || node.kind === "branch") {
+    return { into: node.id, index: null, where: `at the end of ${node.id}` };
+  }
   return { into: node.parent, index: node.index + 1, where: `after ${node.id}` };
 }
 
@@ -75,7 +77,7 @@ export function freeSequenceName(graph: GraphView, base = "group"): string {
   const taken = new Set<string>();
   for (const node of graph.nodes) {
     taken.add(node.name);
-    if (node.kind === "sequence") taken.add(node.sequence);
+    if (node.kind === "sequence" || node.kind === "loop" || node.kind === "branch") taken.add(node.sequence);
   }
   if (!taken.has(base)) return base;
   for (let k = 2; ; k++) if (!taken.has(`${base}_${k}`)) return `${base}_${k}`;

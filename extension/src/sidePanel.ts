@@ -1,9 +1,7 @@
 /**
- * The side panel: the editor of the selected node (name, bindings, repeat, actions), the args
- * when nothing is selected, and the list of problems.
- *
- * Later rounds add debug, inspect and export panels as further sections of `SidePanel.sections`
- * (each a `Section`: an element plus `update(state)` and `dispose()`).
+ * The side panel, in tabs: Node (the editor of the selected node: name, bindings, repeat,
+ * actions; the args when nothing is selected; the list of problems), Debug, Inspect and Export.
+ * Each tab holds `Section`s: an element plus `update(state)` and `dispose()`.
  */
 
 import {
@@ -14,11 +12,24 @@ import {
   parseElementShape,
   specFromParam,
 } from "./bindingFilter";
+import { DebugSection } from "./debugPanel";
 import { diagnosticLine } from "./diagnostics";
 import { Listeners, h, replaceChildren } from "./dom";
+import { ExportSection } from "./exportPanel";
+import { InspectSection } from "./inspectPanel";
 import { keysFor } from "./keymap";
-import type { ArgView, DispatchView, NodeView, ParamView, Role, SequenceView } from "./protocol";
-import type { Actions, ViewState } from "./state";
+import type {
+  ArgView,
+  BranchView,
+  CondView,
+  DispatchView,
+  LoopView,
+  NodeView,
+  ParamView,
+  Role,
+  SequenceView,
+} from "./protocol";
+import type { Actions, PanelTab, ViewState } from "./state";
 
 const NEW_ARG = "\u0000new";
 const UNBOUND = "\u0000unbound";
@@ -31,20 +42,58 @@ export interface Section {
   dispose(): void;
 }
 
+const TABS: { tab: PanelTab; label: string }[] = [
+  { tab: "node", label: "Node" },
+  { tab: "debug", label: "Debug" },
+  { tab: "inspect", label: "Inspect" },
+  { tab: "export", label: "Export" },
+];
+
 export class SidePanel {
   readonly el: HTMLElement;
   readonly sections: Section[];
   private readonly node: NodeSection;
+  private readonly exporter: ExportSection;
+  private readonly pages = new Map<PanelTab, HTMLElement>();
+  private readonly tabButtons = new Map<PanelTab, HTMLButtonElement>();
+  private readonly listeners = new Listeners();
 
   constructor(actions: Actions) {
     this.node = new NodeSection(actions);
-    this.sections = [this.node, new ProblemsSection(actions)];
-    this.el = h("aside", { class: "gl-side", "aria-label": "Selected node" });
-    for (const section of this.sections) this.el.append(section.el);
+    this.exporter = new ExportSection(actions);
+    const byTab: Record<PanelTab, Section[]> = {
+      node: [this.node, new ProblemsSection(actions)],
+      debug: [new DebugSection(actions)],
+      inspect: [new InspectSection(actions)],
+      export: [this.exporter],
+    };
+    this.sections = Object.values(byTab).flat();
+    const bar = h("div", { class: "gl-tabs", role: "tablist" });
+    for (const { tab, label } of TABS) {
+      const button = h("button", { type: "button", class: "gl-tab", role: "tab", "data-tab": tab }, label);
+      this.listeners.on(button, "click", () => actions.showTab(tab));
+      this.tabButtons.set(tab, button);
+      bar.append(button);
+      const page = h("div", { class: "gl-tab-page", role: "tabpanel", "data-tab": tab }, byTab[tab].map((s) => s.el));
+      this.pages.set(tab, page);
+    }
+    this.el = h("aside", { class: "gl-side", "aria-label": "Side panel" }, bar, [...this.pages.values()]);
   }
 
   update(state: ViewState): void {
+    for (const [tab, page] of this.pages) page.hidden = tab !== state.tab;
+    for (const [tab, button] of this.tabButtons) {
+      button.setAttribute("aria-selected", String(tab === state.tab));
+      button.classList.toggle("gl-tab-active", tab === state.tab);
+    }
+    const debugging = state.traits.debugger.active;
+    this.tabButtons.get("debug")!.classList.toggle("gl-tab-live", debugging);
     for (const section of this.sections) section.update(state);
+  }
+
+  /** Put the caret in the export folder field. */
+  focusExport(): void {
+    this.exporter.focus();
   }
 
   /** Put the caret in the name field of the selected node (F2). */
@@ -58,6 +107,7 @@ export class SidePanel {
   }
 
   dispose(): void {
+    this.listeners.dispose();
     for (const section of this.sections) section.dispose();
     this.el.remove();
   }
@@ -89,6 +139,7 @@ class NodeSection implements Section {
     if (state.range.length > 1) replaceChildren(this.el, this.renderRange(state));
     else if (node?.kind === "dispatch") replaceChildren(this.el, this.renderDispatch(state, node));
     else if (node?.kind === "sequence") replaceChildren(this.el, this.renderSequence(state, node));
+    else if (node !== undefined) replaceChildren(this.el, this.renderControl(state, node));
     else replaceChildren(this.el, this.renderNothing(state));
   }
 
@@ -185,6 +236,25 @@ class NodeSection implements Section {
       h("label", { class: "gl-field" }, h("span", {}, `repeat (${keysFor("repeat")})`), repeat),
       h("div", { class: "gl-hint" }, `${node.children.length} node(s) inside, run ${node.repeat} time(s) in a row`),
       this.nodeActions(state, node),
+    );
+  }
+
+  /** A loop, a conditional or one of its branches: what decides it, and what it holds. */
+  private renderControl(state: ViewState, node: LoopView | CondView | BranchView): HTMLElement {
+    const what =
+      node.kind === "loop"
+        ? node.while !== null
+          ? ["repeats ", h("code", {}, node.sequence), " while ", h("code", {}, node.while), ` \u2260 0 (at most ${node.max_iter ?? "?"} times)`]
+          : ["repeats ", h("code", {}, node.sequence), " ", h("code", {}, node.count ?? "?"), " times"]
+        : node.kind === "cond"
+          ? ["runs its then branch when ", h("code", {}, node.flag), " \u2260 0, else its else branch"]
+          : ["runs sequence ", h("code", {}, node.sequence)];
+    return h(
+      "div",
+      { "data-node": node.id },
+      h("h3", {}, h("span", { class: "gl-kind" }, node.kind), " ", h("code", {}, node.id)),
+      h("p", { class: "gl-hint" }, what, `; the host decides between compiled segments. ${node.children.length} node(s) inside.`),
+      node.kind === "branch" ? null : this.nodeActions(state, node),
     );
   }
 

@@ -4,8 +4,24 @@
  */
 
 import type { Badge } from "./diagnostics";
-import type { DiagnosticView, EditOp, HistoryView, KernelView, Traits } from "./protocol";
+import type {
+  DebugAction,
+  DiagnosticView,
+  EditOp,
+  Every,
+  ExportMessage,
+  HistoryView,
+  KernelView,
+  Traits,
+} from "./protocol";
 import type { NodeIndex } from "./selection";
+import type { Timeline } from "./timeline";
+
+/** The side panel's tabs. */
+export type PanelTab = "node" | "debug" | "inspect" | "export";
+
+/** What an export asks for (the export message without its kind and request number). */
+export type ExportOptions = Omit<ExportMessage, "kind" | "request">;
 
 export interface ViewState {
   traits: Traits;
@@ -21,6 +37,12 @@ export interface ViewState {
   unplaced: DiagnosticView[];
   /** Whether the drawing has a node or cluster with this id (graph nodes and `arg:<name>`). */
   isDrawn: (id: string) => boolean;
+  /** Positions of the unrolled graph, for the debugger's timeline. */
+  timeline: Timeline;
+  /** The side panel's open tab. */
+  tab: PanelTab;
+  /** A panel request in flight (its buttons wait), by kind. */
+  busy: ReadonlySet<string>;
 }
 
 export interface Actions {
@@ -36,4 +58,17 @@ export interface Actions {
   fit(): void;
   zoom(factor: number): void;
   dismissError(): void;
+  /** A debugger control on the session shown (`start` uses the values the editor was given). */
+  debug(action: DebugAction | "start"): void;
+  /** Travel to a position of the timeline. */
+  goto(index: number): void;
+  toggleBreakpoint(node: string): void;
+  addCondition(expression: string, every: Every): void;
+  removeBreakpoint(id: number): void;
+  watch(expression: string): void;
+  unwatch(expression: string): void;
+  /** Show a buffer (a component: null for the norm; a page of the value table). */
+  inspect(buffer: string, component: number | null, page: number): void;
+  exportGraph(options: ExportOptions): void;
+  showTab(tab: PanelTab): void;
 }

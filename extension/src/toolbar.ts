@@ -67,13 +67,15 @@ export class Toolbar {
     this.redo.title = redoLabel ? `Redo ${redoLabel} (${keysFor("redo")})` : "Nothing to redo";
     const graph = state.traits.graph;
     const dispatches = graph.nodes.filter((n) => n.kind === "dispatch").length;
-    const sequences = graph.nodes.length - dispatches;
+    const sequences = graph.nodes.filter((n) => n.kind === "sequence").length;
+    const control = graph.nodes.filter((n) => n.kind === "loop" || n.kind === "cond").length;
     const counts = countBySeverity(state.traits.diagnostics);
     const parts = [
       graph.name || "graph",
       plural(graph.args.length, "arg"),
       plural(dispatches, "dispatch", "dispatches"),
       sequences ? plural(sequences, "sequence") : "",
+      control ? plural(control, "decision") : "",
       counts.error ? plural(counts.error, "error") : "",
       counts.warning ? plural(counts.warning, "warning") : "",
       counts.error + counts.warning === 0 ? "no problems" : "",

@@ -56,3 +56,28 @@ describe("actionFor", () => {
     expect(keysFor("undo")).toBe("Ctrl+Z");
   });
 });
+
+describe("debugger keys", () => {
+  it("maps letters to the controls and F9 to a breakpoint", () => {
+    expect(actionFor(key("s"), false)).toBe("debugStep");
+    expect(actionFor(key("o"), false)).toBe("debugOver");
+    expect(actionFor(key("c"), false)).toBe("debugContinue");
+    expect(actionFor(key("b"), false)).toBe("debugBack");
+    expect(actionFor(key("n"), false)).toBe("debugNonfinite");
+    expect(actionFor(key("R", { shift: true }), false)).toBe("debugRestart");
+    expect(actionFor(key("D", { shift: true }), false)).toBe("debugStart");
+    expect(actionFor(key("F9"), false)).toBe("toggleBreakpoint");
+  });
+
+  it("leaves them to text fields and to Ctrl combinations", () => {
+    expect(actionFor(key("s"), true)).toBeNull();
+    expect(actionFor(key("c", { ctrl: true }), false)).toBeNull();
+    expect(actionFor(key("d"), false)).toBeNull();
+  });
+
+  it("lists each one once in the help", () => {
+    const actions = SHORTCUTS.map((s) => s.action);
+    expect(new Set(actions).size).toBe(actions.length);
+    expect(keysFor("debugStep")).toBe("S");
+  });
+});

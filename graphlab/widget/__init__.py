@@ -1,6 +1,9 @@
 """The notebook widget: :func:`editor` opens a :class:`GraphEditor` on a graph.
 
-Imported only when a widget is made (``gl.editor``), so ``import graphlab`` stays free of Jupyter.
+The editor edits the graph (palette, bindings, sequences, undo), debugs it (``values=`` or
+``editor.debug(values)``: step, breakpoints, timeline, buffer inspection) and exports it
+(``gl.export`` and ``gl.verify`` with their progress). Imported only when a widget is made
+(``gl.editor``), so ``import graphlab`` stays free of Jupyter.
 """
 
 from graphlab.widget.editor import GraphEditor, editor

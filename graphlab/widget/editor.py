@@ -1,11 +1,12 @@
-"""``GraphEditor``: the notebook widget that edits a :class:`graphlab.Graph` in place.
+"""``GraphEditor``: the notebook widget that edits, debugs and exports a :class:`graphlab.Graph`.
 
 The widget and Python share one model, the ``Graph``. The traits below are the wire contract
 (mirrored in ``extension/src/protocol.ts``); Python is their only writer, except ``error``, which
 the front-end may clear. The front-end asks for edits with custom messages (see
 :mod:`graphlab.widget.messages`); each edit is one call on the graph's editing API, refused edits
 change nothing and say why in ``error``, and changes made to the graph from Python show in the
-widget through ``graph.observe``.
+widget through ``graph.observe``. The debug, inspect and export panels work the same way over a
+:class:`~graphlab.debug.DebugSession` and ``gl.export``/``gl.verify`` (:mod:`graphlab.widget.panels`).
 """
 
 from __future__ import annotations
@@ -13,21 +14,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anywidget
 import traitlets
 
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import GraphlabError
-from graphlab.graph import Graph, GraphChange, GraphState, SequenceUse
+from graphlab.graph import Graph, GraphChange, GraphState
 from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
 from graphlab.spec import Arg
 from graphlab.widget.history import History
-from graphlab.widget.messages import Message, MessageError, parse_message, request_of
+from graphlab.widget.messages import PANEL_MESSAGES, Message, MessageError, parse_message, request_of
+from graphlab.widget.panels import PanelRefusedError, Panels
 from graphlab.widget.view import diagnostic_view, graph_view, palette_view
+
+if TYPE_CHECKING:
+    from graphlab.debug import DebugSession
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +74,19 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
     """The selected node id, or ``""``."""
     history = traitlets.Dict().tag(sync=True)
     """Labels of what undo and redo would do: ``{undo: [...], redo: [...]}``, the next one last."""
+    debugger = traitlets.Dict().tag(sync=True)
+    """The debug session as the panel shows it (``DebugView``): position, stop, breakpoints, watches,
+    faults, per-node time; ``session`` numbers the sessions, ``active`` is false when none runs."""
+    inspect = traitlets.Dict().tag(sync=True)
+    """The inspected buffer (``InspectView``): device statistics and the headers of the three byte traits."""
+    inspect_picture = traitlets.Bytes(b"").tag(sync=True)
+    """The picture's values, little-endian f32 (or f64), laid out as ``inspect.picture.shape``."""
+    inspect_diff = traitlets.Bytes(b"").tag(sync=True)
+    """The diff map's values since the previous position, laid out as ``inspect.diff.picture.shape``."""
+    inspect_page = traitlets.Bytes(b"").tag(sync=True)
+    """One page of values, little-endian f64, ``inspect.page.count`` rows of ``len(columns)``."""
+    export = traitlets.Dict().tag(sync=True)
+    """The export panel (``ExportView``): state, progress, files written, verification."""
 
     _unsubscribe: Callable[[], None] | None = None
 
@@ -79,10 +97,13 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         *,
         access: Access = "auto",
         history_limit: int = 200,
+        values: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(graph, Graph):
             raise TypeError(f"GraphEditor edits a graphlab.Graph, got {type(graph).__name__}")
+        if values is not None and not isinstance(values, Mapping):
+            raise TypeError(f"values= takes a dict of run values by arg name, got {type(values).__name__}")
         super().__init__(**kwargs)
         self._graph = graph
         self._kernels = KernelRegistry(kernels) if kernels is not None else KernelRegistry()
@@ -104,7 +125,12 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         unsubscribe = graph.observe(on_change)
         self._unsubscribe = unsubscribe
         self.on_msg(self._on_message)
+        self._panels = Panels(self, values)
         self._sync()
+        with self.hold_sync():
+            self.debugger = self._panels.debug.view()
+            self.inspect = {"session": 0, "buffer": None}
+            self.export = self._panels.export.view()
 
     # --- public ----------------------------------------------------------------------------------
 
@@ -113,11 +139,33 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         """The graph being edited (the same object the notebook holds)."""
         return self._graph
 
+    @property
+    def session(self) -> DebugSession | None:
+        """The debug session the panel shows, or None."""
+        return self._panels.debug.session
+
+    def debug(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
+        """Start a debug session on the graph with these run values (default: the editor's ``values=``),
+        show it in the debug panel and return it; stepping it in a cell shows in the panel too.
+
+        Takes what :meth:`graphlab.Graph.debug` takes (``options=``, values by name).
+        """
+        return self._panels.start(values, **kwargs)
+
+    def refresh(self, stop: Any = None) -> bool:
+        """Show changes made to the session from Python now (done after every notebook cell anyway).
+
+        ``stop``: the :class:`~graphlab.debug.Stop` the move returned, so the panel shows why the
+        session stopped (after a cell, the Stop the cell ends with is used).
+        """
+        return self._panels.refresh(stop)
+
     def close(self) -> None:
-        """Stop following the graph and close the widget."""
+        """Stop following the graph, end the debug session and close the widget."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        self._panels.close()
         super().close()
 
     def handle_message(self, content: Any) -> dict[str, Any]:
@@ -176,6 +224,9 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             self.history = self._history.labels()
             if self.selected and not self._exists(self.selected):
                 self.selected = ""
+            panels = getattr(self, "_panels", None)
+            if panels is not None:
+                panels.graph_changed()
         self._state = graph.snapshot()
 
     # --- changes made in Python ----------------------------------------------------------------------
@@ -220,7 +271,9 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         try:
             message = parse_message(content)
         except MessageError as exc:
-            return self._refuse(request, f"message ignored: {exc}")
+            # a malformed edit shows in the banner; the panels show their own refusals from the reply
+            panel = isinstance(content, dict) and content.get("kind") in PANEL_MESSAGES
+            return self._refuse(request, f"message ignored: {exc}", set_error=not panel)
         if message.kind == "select":
             node = message["node"]
             if node is not None and not self._exists(node):
@@ -229,7 +282,21 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             return _reply(request)
         if message.kind in ("undo", "redo"):
             return self._undo_redo(message)
+        if message.kind != "edit":
+            return self._panel(message)
         return self._edit(message)
+
+    def _panel(self, message: Message) -> dict[str, Any]:
+        """A debug, breakpoint, watch, inspect or export message (see :mod:`graphlab.widget.panels`)."""
+        try:
+            self._panels.handle(message)
+        except PanelRefusedError as exc:
+            return self._refuse(message.request, str(exc), set_error=False)
+        except Exception as exc:
+            _log.exception("graphlab: the widget's %s message failed", message.kind)
+            what = f"{message.kind} {message.op}" if message.op else message.kind
+            return self._refuse(message.request, f"{what} failed (a graphlab bug): {type(exc).__name__}: {exc}")
+        return _reply(message.request)
 
     def _edit(self, message: Message) -> dict[str, Any]:
         graph = self._graph
@@ -345,7 +412,8 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         try:
             self._graph.node(node_id)
         except GraphlabError:
-            return False
+            # a conditional's branch (``decide/then``) is a container the view shows, not a model node
+            return any(n["id"] == node_id and n.get("kind") == "branch" for n in self.graph.get("nodes", ()))
         return True
 
     def _stale(self, node_id: str) -> str:
@@ -356,21 +424,18 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _neighbour(self, node_id: str) -> str | None:
         """The node to select once ``node_id`` is deleted: the next sibling, else the previous, else the parent."""
-        parent = node_id.rsplit("/", 1)[0] if "/" in node_id else None
-        if parent is None:
-            names = [n.name for n in self._graph.body]
-        else:
-            use = self._graph.node(parent)
-            names = [n.name for n in self._graph.sequences[use.sequence]] if isinstance(use, SequenceUse) else []
-        i = names.index(node_id.rsplit("/", 1)[-1])
-        if i + 1 < len(names):
-            name = names[i + 1]
-        elif i > 0:
-            name = names[i - 1]
-        else:
-            return parent
-        return f"{parent}/{name}" if parent else name
-
+        by_id = {n["id"]: n for n in self.graph.get("nodes", ())}
+        node = by_id.get(node_id)
+        if node is None:
+            return None
+        parent = node["parent"]
+        siblings = self.graph["body"] if parent is None else by_id[parent]["children"]
+        i = siblings.index(node_id)
+        if i + 1 < len(siblings):
+            return str(siblings[i + 1])
+        if i > 0:
+            return str(siblings[i - 1])
+        return str(parent) if parent is not None else None
 
 _OP_VERB = {
     "dispatch": "adding the dispatch",
@@ -421,7 +486,9 @@ def _notebook_kernels() -> dict[str, Any]:
     return found
 
 
-def editor(graph: Graph, kernels: Any = None, *, access: Access = "auto") -> GraphEditor:
+def editor(
+    graph: Graph, kernels: Any = None, *, access: Access = "auto", values: Mapping[str, Any] | None = None
+) -> GraphEditor:
     """Open the widget on ``graph``; edits in the widget and in Python show in both.
 
     Parameters
@@ -434,7 +501,11 @@ def editor(graph: Graph, kernels: Any = None, *, access: Access = "auto") -> Gra
         default, the ``@ti.kernel``s defined in the notebook.
     access
         How validation learns what each kernel reads and writes (see :func:`graphlab.check.validate`).
+    values
+        Run values by arg name for the debug panel's Debug button (``g.debug(**values)``) and for
+        the export panel (their shapes set the symbolic dims). A session can also be started from
+        Python with ``editor.debug(values)``.
     """
     if kernels is None:
         kernels = _notebook_kernels()
-    return GraphEditor(graph, kernels, access=access)
+    return GraphEditor(graph, kernels, access=access, values=values)

@@ -1,9 +1,12 @@
 """The custom messages the front-end sends, checked before anything acts on them.
 
-Mirrors ``ClientMessage`` in ``extension/src/protocol.ts``: a union on ``kind`` (``edit``,
-``undo``, ``redo``, ``select``); an edit names its ``op`` and carries a ``request`` number the
-reply echoes. A message that does not fit gets a :class:`MessageError` naming the field and what
-was expected, and nothing acts on it.
+Mirrors ``ClientMessage`` in ``extension/src/protocol.ts``: a union on ``kind``. The editor's
+``edit`` (with an ``op``), ``undo``, ``redo`` and ``select``; the panels' ``debug`` (with an
+``action``), ``breakpoint`` and ``watch`` (with an ``op``), ``inspect`` and ``export``. Edits and
+panel messages carry a ``request`` number the reply echoes; the debugger's messages also carry the
+``session`` number they were made for, so a click on a panel drawn for an ended session is refused
+as stale. A message that does not fit gets a :class:`MessageError` naming the field and what was
+expected, and nothing acts on it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, Literal
 
 from graphlab.errors import GraphlabError
 
-Kind = Literal["edit", "undo", "redo", "select"]
+Kind = Literal["edit", "undo", "redo", "select", "debug", "breakpoint", "watch", "inspect", "export"]
 
 
 class MessageError(GraphlabError, ValueError):
@@ -46,6 +49,22 @@ def _str_list(value: Any) -> bool:
 
 def _bindings(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and _opt_str(v) for k, v in value.items())
+
+
+def _bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _every(value: Any) -> bool:
+    return value in ("repetition", "dispatch")
+
+
+def _dims(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and _int(v) and v > 0 for k, v in value.items())
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and value.strip() != ""
 
 
 def _arg_spec(value: Any) -> bool:
@@ -100,6 +119,67 @@ ARG_SPEC_FIELDS: dict[str, _Field] = {
         lambda v: v is None or (isinstance(v, list) and all(_int(d) or isinstance(d, str) for d in v)),
         "a list of ints and dim names, or null",
         None,
+    ),
+}
+
+
+# --- the panels' messages: kind -> (the field naming the operation, op -> fields) -----------------
+
+_SESSION: _Field = (_int, "the session number the panel shows", _NOTHING)
+PANEL_MESSAGES: dict[str, tuple[str | None, dict[str, dict[str, _Field]]]] = {
+    "debug": (
+        "action",
+        {
+            "start": {},
+            **{
+                action: {"session": _SESSION}
+                for action in ("step", "step_over", "continue", "back", "restart", "find_nonfinite", "stop")
+            },
+            "goto": {"session": _SESSION, "target": (_int, "a step index", _NOTHING)},
+        },
+    ),
+    "breakpoint": (
+        "op",
+        {
+            "toggle": {"session": _SESSION, "node": (_str, "a node id or a step id", _NOTHING)},
+            "condition": {
+                "session": _SESSION,
+                "expression": (_text, "a condition such as 'grid_m.max() > 1e3'", _NOTHING),
+                "every": (_every, "'repetition' or 'dispatch'", "repetition"),
+            },
+            "remove": {"session": _SESSION, "id": (_int, "a breakpoint id", _NOTHING)},
+        },
+    ),
+    "watch": (
+        "op",
+        {
+            "add": {"session": _SESSION, "expression": (_text, "an expression such as 'x.max()'", _NOTHING)},
+            "remove": {"session": _SESSION, "expression": (_str, "a watched expression", _NOTHING)},
+        },
+    ),
+    "inspect": (
+        None,
+        {
+            "": {
+                "session": _SESSION,
+                "buffer": (_str, "a buffer (ndarray arg) name", _NOTHING),
+                "component": (_opt_int, "a component index, or null for all (the norm of vectors)", None),
+                "page": (_int, "a page number >= 0", 0),
+            }
+        },
+    ),
+    "export": (
+        None,
+        {
+            "": {
+                "arch": (lambda v: v in ("x64", "vulkan", "cuda"), "'x64', 'vulkan' or 'cuda'", _NOTHING),
+                "path": (_text, "an output folder", _NOTHING),
+                "overwrite": (_bool, "true or false", False),
+                "verify": (_bool, "true or false", True),
+                "cpu_threads": (lambda v: v is None or (_int(v) and v > 0), "a positive int or null", None),
+                "dims": (_dims, "an object {dim name: positive int}", {}),
+            }
+        },
     ),
 }
 
@@ -165,8 +245,11 @@ def parse_message(content: Any) -> Message:
         if not _opt_str(node):
             raise MessageError(f"select: field 'node' must be a node id or null, got {node!r}")
         return Message("select", request, fields={"node": node or None})
+    if kind in PANEL_MESSAGES:
+        return _parse_panel(kind, request, content)
     if kind != "edit":
-        raise MessageError(f"unknown message kind {kind!r}; expected one of edit, undo, redo, select")
+        kinds = ", ".join(["edit", "undo", "redo", "select", *PANEL_MESSAGES])
+        raise MessageError(f"unknown message kind {kind!r}; expected one of {kinds}")
     op = content.get("op")
     if op not in EDIT_OPS:
         raise MessageError(f"unknown edit op {op!r}; expected one of {', '.join(EDIT_OPS)}")
@@ -179,6 +262,20 @@ def parse_message(content: Any) -> Message:
         _no_extra(f"{where} arg", fields["arg"], set(ARG_SPEC_FIELDS))
         fields["arg"] = _check_fields(f"{where} arg", fields["arg"], ARG_SPEC_FIELDS)
     return Message("edit", request, op, fields)
+
+
+def _parse_panel(kind: str, request: int | None, content: Mapping[str, Any]) -> Message:
+    """A debug, breakpoint, watch, inspect or export message: its operation, then its fields."""
+    key, ops = PANEL_MESSAGES[kind]
+    op = "" if key is None else content.get(key)
+    if op not in ops:
+        raise MessageError(f"{kind}: unknown {key} {op!r}; expected one of {', '.join(ops)}")
+    where = f"{kind} {op!r}" if op else kind
+    if request is None:
+        raise MessageError(f"{where}: field 'request' is missing; every {kind} message carries a request number")
+    allowed = {"kind", "request", *([key] if key else []), *ops[op]}
+    _no_extra(where, content, allowed)
+    return Message(kind, request, op or None, _check_fields(where, content, ops[op]))  # type: ignore[arg-type]
 
 
 def _no_extra(where: str, content: Mapping[str, Any], allowed: set[str]) -> None:

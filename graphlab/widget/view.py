@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from graphlab.graph import Dispatch, SequenceUse
+from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
 
 if TYPE_CHECKING:
     from graphlab.diagnostics import Diagnostic
@@ -60,31 +60,55 @@ def diagnostic_view(diagnostic: Diagnostic) -> dict[str, Any]:
 def graph_view(graph: Graph) -> dict[str, Any]:
     """The ``graph`` trait: args, every node (depth first, in program order) and the top-level ids.
 
+    A conditional's branches appear as ``branch`` nodes (``decide/then``, ``decide/else``: the ids
+    the drawing gives their clusters, and the ``into`` of an insertion there) holding the branch's
+    nodes, so every node's parent is its id up to the last ``/``.
+
     >>> import graphlab as gl
     >>> g = gl.Graph("empty")
     >>> graph_view(g)
     {'name': 'empty', 'version': 0, 'args': [], 'nodes': [], 'body': []}
     """
     nodes: list[dict[str, Any]] = []
-    by_id: dict[str, dict[str, Any]] = {}
     body: list[str] = []
-    for node_id, node in graph.nodes():
-        parent = node_id.rsplit("/", 1)[0] if "/" in node_id else None
-        siblings = body if parent is None else by_id[parent]["children"]
-        view: dict[str, Any] = {"id": node_id, "name": node.name, "parent": parent, "index": len(siblings)}
-        if isinstance(node, Dispatch):
-            view |= {
-                "kind": "dispatch",
-                "kernel": node.kernel.ref,
-                "kernel_name": node.kernel.name,
-                "params": [param_view(p) for p in node.kernel.params],
-                "bindings": node.bound,
-            }
-        elif isinstance(node, SequenceUse):
-            view |= {"kind": "sequence", "sequence": node.sequence, "repeat": node.repeat, "children": []}
-        siblings.append(node_id)
-        by_id[node_id] = view
+
+    def add(view: dict[str, Any], siblings: list[str]) -> None:
+        view["index"] = len(siblings)
+        siblings.append(view["id"])
         nodes.append(view)
+
+    def walk(sequence: str | None, parent: str | None, siblings: list[str]) -> None:
+        for node in graph.body if sequence is None else graph.sequences[sequence]:
+            node_id = f"{parent}/{node.name}" if parent else node.name
+            view: dict[str, Any] = {"id": node_id, "name": node.name, "parent": parent}
+            inner: list[str] = []
+            if isinstance(node, Dispatch):
+                view |= {
+                    "kind": "dispatch",
+                    "kernel": node.kernel.ref,
+                    "kernel_name": node.kernel.name,
+                    "params": [param_view(p) for p in node.kernel.params],
+                    "bindings": node.bound,
+                }
+            elif isinstance(node, SequenceUse):
+                view |= {"kind": "sequence", "sequence": node.sequence, "repeat": node.repeat, "children": inner}
+            elif isinstance(node, Loop):
+                view |= {"kind": "loop", "sequence": node.body, "while": node.while_, "count": node.count,
+                         "max_iter": node.max_iter, "children": inner}  # fmt: skip
+            elif isinstance(node, Cond):
+                view |= {"kind": "cond", "flag": node.flag, "children": inner}
+            add(view, siblings)
+            if isinstance(node, Cond):
+                for segment, branch_sequence in children(node):
+                    branch = segment.rstrip("/")
+                    arm: list[str] = []
+                    add({"id": f"{node_id}/{branch}", "name": branch, "parent": node_id, "kind": "branch",
+                         "sequence": branch_sequence, "children": arm}, inner)  # fmt: skip
+                    walk(branch_sequence, f"{node_id}/{branch}", arm)
+            elif not isinstance(node, Dispatch):
+                walk(view["sequence"], node_id, inner)
+
+    walk(None, None, body)
     return {
         "name": graph.name,
         "version": graph.version,

@@ -1,0 +1,339 @@
+/**
+ * The debug panel: the controls in the toolbar (with their shortcuts), the timeline under it, and
+ * the debug tab of the side panel (the stop, breakpoints, conditions, watches, per-node time).
+ *
+ * Every control is a message to Python's debug session; nothing here runs or remembers anything
+ * of the session but what the `debugger` trait says.
+ */
+
+import { formatNum, formatSeconds } from "./colorScale";
+import { Listeners, h, replaceChildren } from "./dom";
+import { type Action, keysFor } from "./keymap";
+import type { DebugAction, DebugView, Every } from "./protocol";
+import type { Section } from "./sidePanel";
+import type { Actions, ViewState } from "./state";
+import { fractionOf } from "./timeline";
+
+interface Control {
+  action: DebugAction;
+  text: string;
+  title: string;
+  key: Action;
+}
+
+export const CONTROLS: readonly Control[] = [
+  { action: "step", text: "Step", title: "Run the next dispatch", key: "debugStep" },
+  { action: "step_over", text: "Over", title: "Run the rest of this repetition", key: "debugOver" },
+  { action: "continue", text: "Continue", title: "Run to a breakpoint, a condition, a fault or the end", key: "debugContinue" },
+  { action: "back", text: "Back", title: "Go back one dispatch", key: "debugBack" },
+  { action: "restart", text: "Restart", title: "Back to the initial state", key: "debugRestart" },
+  { action: "find_nonfinite", text: "Find NaN/Inf", title: "Run to the first dispatch that writes NaN or Inf", key: "debugNonfinite" },
+];
+
+/** The toolbar's debugger buttons: Debug (start/stop), then the controls. */
+export class DebugBar {
+  readonly el: HTMLElement;
+  private readonly start: HTMLButtonElement;
+  private readonly buttons: HTMLButtonElement[];
+  private readonly listeners = new Listeners();
+
+  constructor(actions: Actions) {
+    this.start = this.button("\u25b6 Debug", "", "start", () => actions.debug(this.start.dataset.running ? "stop" : "start"));
+    this.buttons = CONTROLS.map((c) =>
+      this.button(c.text, `${c.title} (${keysFor(c.key)})`, c.action, () => actions.debug(c.action)),
+    );
+    this.el = h("span", { class: "gl-debug-bar", role: "group", "aria-label": "Debugger" }, this.start, this.buttons);
+  }
+
+  update(state: ViewState): void {
+    const debug = state.traits.debugger;
+    const busy = state.busy.has("debug");
+    if (debug.active) {
+      this.start.textContent = "\u25a0 Stop";
+      this.start.dataset.running = "1";
+      this.start.title = `End debug session ${debug.session} (${keysFor("debugStart")})`;
+    } else {
+      this.start.textContent = "\u25b6 Debug";
+      delete this.start.dataset.running;
+      this.start.title = `Start a debug session with the values given to the editor (${keysFor("debugStart")})`;
+    }
+    // Controls stay enabled while a request is out: clicks queue in the kernel, in order, as a
+    // debugger's key repeat would; the bar only shows that it is working.
+    this.el.classList.toggle("gl-busy", busy);
+    this.start.disabled = busy && !debug.active;
+    const at = debug.position;
+    for (const [i, button] of this.buttons.entries()) {
+      const action = CONTROLS[i]!.action;
+      const forward = action === "step" || action === "step_over" || action === "continue" || action === "find_nonfinite";
+      const blocked = at === null || (forward && at.index >= at.total) || (!forward && at.index === 0);
+      button.disabled = !debug.active || blocked;
+    }
+  }
+
+  private button(text: string, title: string, action: string, onClick: () => void): HTMLButtonElement {
+    const button = h("button", { type: "button", class: "gl-btn gl-debug-btn", title, "data-debug": action }, text);
+    this.listeners.on(button, "click", onClick);
+    return button;
+  }
+
+  dispose(): void {
+    this.listeners.dispose();
+    this.el.remove();
+  }
+}
+
+/** The timeline under the toolbar: a slider over the positions 0..total, with breakpoint and fault marks. */
+export class TimelineBar {
+  readonly el: HTMLElement;
+  private readonly slider: HTMLInputElement;
+  private readonly label: HTMLSpanElement;
+  private readonly marks: HTMLDivElement;
+  private readonly listeners = new Listeners();
+  private state: ViewState | null = null;
+  private dragging = false;
+  private marksKey = "";
+
+  constructor(private readonly actions: Actions) {
+    this.slider = h("input", { type: "range", min: 0, max: 0, step: 1, value: 0, class: "gl-timeline-slider", "aria-label": "Timeline: position of the debug session" });
+    this.label = h("span", { class: "gl-timeline-label", "aria-live": "polite" });
+    this.marks = h("div", { class: "gl-timeline-marks", "aria-hidden": "true" });
+    this.el = h(
+      "div",
+      { class: "gl-timeline", hidden: true },
+      h("div", { class: "gl-timeline-track" }, this.slider, this.marks),
+      this.label,
+    );
+    this.listeners.on(this.slider, "input", () => {
+      this.dragging = true;
+      if (this.state) this.label.textContent = `go to ${targetLabel(this.state, Number(this.slider.value))}`;
+    });
+    this.listeners.on(this.slider, "change", () => {
+      this.dragging = false;
+      const target = Number(this.slider.value);
+      if (this.state?.traits.debugger.position?.index !== target) this.actions.goto(target);
+    });
+  }
+
+  update(state: ViewState): void {
+    this.state = state;
+    const debug = state.traits.debugger;
+    this.el.hidden = !debug.active || debug.position === null;
+    if (!debug.active || debug.position === null) return;
+    const { index, total } = debug.position;
+    this.slider.max = String(total);
+    const here = positionLabel(debug);
+    if (!this.dragging) {
+      this.slider.value = String(index);
+      this.label.textContent = here;
+    }
+    this.slider.setAttribute("aria-valuetext", here);
+    this.drawMarks(state, debug, total);
+  }
+
+  private drawMarks(state: ViewState, debug: DebugView, total: number): void {
+    const key = JSON.stringify([total, debug.breakpoints.map((b) => [b.target, b.kind]), debug.faults.map((f) => f.index), state.traits.graph.version]);
+    if (key === this.marksKey) return;
+    this.marksKey = key;
+    const marks: HTMLElement[] = [];
+    for (const bp of debug.breakpoints) {
+      if (bp.kind === "condition") continue;
+      const at = bp.kind === "step" || bp.kind === "repetition" ? [state.timeline.indexOf(bp.target)] : state.timeline.positionsOf(bp.target);
+      for (const i of at) {
+        if (i === null) continue;
+        marks.push(h("span", { class: "gl-mark gl-mark-bp", style: `left: ${(100 * fractionOf(i, total)).toFixed(3)}%`, title: `breakpoint ${bp.target}` }));
+      }
+    }
+    for (const f of debug.faults) {
+      marks.push(h("span", { class: "gl-mark gl-mark-fault", style: `left: ${(100 * fractionOf(f.index, total)).toFixed(3)}%`, title: `${f.step_id}: ${f.error}` }));
+    }
+    replaceChildren(this.marks, marks);
+  }
+
+  dispose(): void {
+    this.listeners.dispose();
+    this.el.remove();
+  }
+}
+
+/** `step 5/16 · next substep[1]/p2g` for where the session stands (`16+`: more may be recorded). */
+export function positionLabel(debug: DebugView): string {
+  const at = debug.position;
+  if (at === null) return "";
+  const total = `${at.total}${at.total_known ? "" : "+"}`;
+  if (at.step_id === null) return `end (${at.index}/${total})`;
+  return `step ${at.index}/${total} \u00b7 next ${at.step_id}`;
+}
+
+/** The label of a position the slider is dragged to: from the graph's structure, when it has fixed steps. */
+function targetLabel(state: ViewState, index: number): string {
+  const debug = state.traits.debugger;
+  if (state.timeline.total === debug.position?.total) return state.timeline.label(index);
+  return `step ${index}`; // loops and conditionals: the recorded steps are known to Python only
+}
+
+/** The debug tab of the side panel. */
+export class DebugSection implements Section {
+  readonly el = h("section", { class: "gl-section gl-debug", "data-panel": "debug" });
+  private listeners = new Listeners();
+  private key = "";
+
+  constructor(private readonly actions: Actions) {}
+
+  update(state: ViewState): void {
+    const debug = state.traits.debugger;
+    const key = JSON.stringify([debug, state.anchor, state.busy.has("debug")]);
+    if (key === this.key) return;
+    this.key = key;
+    this.listeners.dispose();
+    this.listeners = new Listeners();
+    if (!debug.active) {
+      replaceChildren(this.el, this.renderIdle(state, debug));
+      return;
+    }
+    replaceChildren(
+      this.el,
+      this.renderStop(debug),
+      this.renderDecisions(debug),
+      this.renderBreakpoints(state, debug),
+      this.renderWatches(debug),
+      this.renderTiming(debug),
+    );
+  }
+
+  private renderIdle(state: ViewState, debug: DebugView): HTMLElement {
+    const start = this.button("\u25b6 Start debugging", `Start a session (${keysFor("debugStart")})`, () => this.actions.debug("start"));
+    start.disabled = state.busy.has("debug");
+    return h(
+      "div",
+      {},
+      h("h3", {}, "Debugger"),
+      debug.ended ? h("p", { class: "gl-hint gl-debug-ended" }, `Session ${debug.session} ended: ${debug.ended}`) : null,
+      h(
+        "p",
+        { class: "gl-hint" },
+        "Steps the graph dispatch by dispatch with the values given to ",
+        h("code", {}, "gl.editor(g, values=...)"),
+        " (or start one from Python: ",
+        h("code", {}, "editor.debug(values)"),
+        ").",
+      ),
+      h("div", { class: "gl-actions" }, start),
+    );
+  }
+
+  private renderStop(debug: DebugView): HTMLElement {
+    const parts: (HTMLElement | null)[] = [
+      h("div", { class: `gl-stop gl-stop-${debug.reason ?? "none"}`, "data-reason": debug.reason ?? "" }, debug.message),
+    ];
+    if (debug.fault) {
+      parts.push(h("div", { class: "gl-fault-box", role: "alert" }, h("b", {}, `${debug.fault.step_id} failed: `), debug.fault.error, h("div", { class: "gl-hint" }, "The session stayed before it, with its buffers restored: step back, fix a value, or restart.")));
+    }
+    if (debug.nonfinite) {
+      const n = debug.nonfinite;
+      const who = n.step_id ? `${n.step_id} wrote` : "already held";
+      const first = n.first_index ? ` first at (${n.first_index.join(", ")})` : "";
+      parts.push(h("div", { class: "gl-nonfinite-box" }, `${who} ${n.nan} NaN and ${n.inf} Inf in `, h("code", {}, n.buffer), `${first}.`));
+    }
+    if (debug.note) parts.push(h("div", { class: "gl-hint" }, debug.note));
+    return h("div", {}, h("h3", {}, `Session ${debug.session}`), parts);
+  }
+
+  private renderDecisions(debug: DebugView): HTMLElement | null {
+    if (debug.decisions.length === 0) return null;
+    return h(
+      "div",
+      { class: "gl-decisions" },
+      h("h4", {}, "Decisions"),
+      h(
+        "ul",
+        { class: "gl-hint" },
+        debug.decisions.map((d) => h("li", { "data-scope": d.scope }, h("code", {}, d.scope), ` at step ${d.index}: flag ${d.value} \u2192 ${d.outcome}`)),
+      ),
+    );
+  }
+
+  private renderBreakpoints(state: ViewState, debug: DebugView): HTMLElement {
+    const rows = debug.breakpoints.map((bp) => {
+      const remove = this.button("\u00d7", `Remove breakpoint #${bp.id}`, () => this.actions.removeBreakpoint(bp.id));
+      remove.classList.add("gl-icon-btn");
+      const what = bp.kind === "condition" ? `when ${bp.target}${bp.every === "dispatch" ? " (every dispatch)" : ""}` : bp.target;
+      return h("li", { "data-breakpoint": bp.target }, h("span", { class: "gl-bp-dot-inline" }), " ", h("code", {}, what), ` \u00b7 ${bp.hits} hit${bp.hits === 1 ? "" : "s"}`, " ", remove);
+    });
+    const sample = debug.buffers[0] ?? "x";
+    const expr = h("input", { type: "text", class: "gl-input", placeholder: `${sample}.max() > 1e3`, "aria-label": "condition" });
+    const every = h("select", { class: "gl-select gl-every", "aria-label": "check every" }, h("option", { value: "repetition" }, "each repetition"), h("option", { value: "dispatch" }, "each dispatch"));
+    const add = (): void => {
+      const text = expr.value.trim();
+      if (text) this.actions.addCondition(text, every.value as Every);
+    };
+    this.listeners.on(expr, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Enter") add();
+    });
+    const toggle = state.anchor !== null ? this.button(`Toggle on ${state.anchor}`, `Set or remove a breakpoint on the selected node (${keysFor("toggleBreakpoint")})`, () => this.actions.toggleBreakpoint(state.anchor!)) : null;
+    return h(
+      "div",
+      { class: "gl-breakpoints" },
+      h("h4", {}, `Breakpoints (${debug.breakpoints.length})`),
+      rows.length > 0 ? h("ul", { class: "gl-bp-list" }, rows) : h("p", { class: "gl-hint" }, "Click the dot left of a node (or select it and press F9) to stop before it runs."),
+      toggle ? h("div", { class: "gl-actions" }, toggle) : null,
+      h("div", { class: "gl-field gl-condition" }, expr, every, this.button("Add", "Stop after the dispatch where this turns true", add)),
+    );
+  }
+
+  private renderWatches(debug: DebugView): HTMLElement {
+    const rows = debug.watches.map((w) => {
+      const remove = this.button("\u00d7", `Stop watching ${w.text}`, () => this.actions.unwatch(w.text));
+      remove.classList.add("gl-icon-btn");
+      return h("tr", { "data-watch": w.text }, h("td", {}, h("code", {}, w.text)), h("td", { class: "gl-num", "data-value": String(w.value) }, formatNum(w.value)), h("td", {}, remove));
+    });
+    const input = h("input", { type: "text", class: "gl-input", placeholder: `${debug.buffers[0] ?? "x"}.max()`, "aria-label": "watch expression" });
+    const add = (): void => {
+      const text = input.value.trim();
+      if (text) this.actions.watch(text);
+    };
+    this.listeners.on(input, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Enter") add();
+    });
+    return h(
+      "div",
+      { class: "gl-watches" },
+      h("h4", {}, `Watches (${debug.watches.length})`),
+      rows.length > 0 ? h("table", { class: "gl-table" }, h("tbody", {}, rows)) : null,
+      h("div", { class: "gl-field" }, input, this.button("Watch", "Evaluate at every stop (on the device)", add)),
+    );
+  }
+
+  private renderTiming(debug: DebugView): HTMLElement {
+    if (debug.timing.length === 0) {
+      return h("div", {}, h("h4", {}, "Time per node"), h("p", { class: "gl-hint" }, "Step dispatches to time them (spans run as compiled segments are not split per node)."));
+    }
+    return h(
+      "div",
+      { class: "gl-timing" },
+      h("h4", {}, "Time per node (stepped)"),
+      h(
+        "table",
+        { class: "gl-table" },
+        h("thead", {}, h("tr", {}, h("th", {}, "node"), h("th", {}, "calls"), h("th", {}, "mean"), h("th", {}, "share"))),
+        h(
+          "tbody",
+          {},
+          debug.timing.map((t) =>
+            h("tr", { "data-node": t.node_id }, h("td", {}, h("code", {}, t.node_id)), h("td", { class: "gl-num" }, String(t.calls)), h("td", { class: "gl-num" }, formatSeconds(t.mean_s)), h("td", { class: "gl-num" }, `${(100 * t.share).toFixed(1)}%`)),
+          ),
+        ),
+      ),
+    );
+  }
+
+  private button(text: string, title: string, onClick: () => void): HTMLButtonElement {
+    const button = h("button", { type: "button", class: "gl-btn", title }, text);
+    this.listeners.on(button, "click", onClick);
+    return button;
+  }
+
+  dispose(): void {
+    this.listeners.dispose();
+    this.el.remove();
+  }
+}

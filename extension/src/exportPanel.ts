@@ -1,0 +1,158 @@
+/**
+ * The export tab: target, folder and options; the export's progress as `gl.export` reports it; then
+ * the files written and `gl.verify`'s verdict. The form is front-end state; the `export` trait says
+ * what Python is doing.
+ */
+
+import { formatNum } from "./colorScale";
+import { Listeners, h, replaceChildren } from "./dom";
+import type { ExportArch, ExportView } from "./protocol";
+import type { Section } from "./sidePanel";
+import type { Actions, ViewState } from "./state";
+
+/** `n=256, G=128` -> `{n: 256, G: 128}`; a reason when the text does not parse. */
+export function parseDims(text: string): { ok: true; dims: Record<string, number> } | { ok: false; reason: string } {
+  const dims: Record<string, number> = {};
+  for (const part of text.split(/[,;\s]+/).filter((p) => p !== "")) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=([0-9]+)$/.exec(part);
+    if (!m || Number(m[2]) <= 0) return { ok: false, reason: `dims: write name=size pairs such as n=256, G=128 (not ${JSON.stringify(part)})` };
+    dims[m[1]!] = Number(m[2]);
+  }
+  return { ok: true, dims };
+}
+
+export class ExportSection implements Section {
+  readonly el = h("section", { class: "gl-section gl-export", "data-panel": "export" });
+  private readonly form: HTMLElement;
+  private readonly status = h("div", { class: "gl-export-status", "aria-live": "polite" });
+  private readonly listeners = new Listeners();
+  private readonly arch: HTMLSelectElement;
+  private readonly path: HTMLInputElement;
+  private readonly overwrite: HTMLInputElement;
+  private readonly verify: HTMLInputElement;
+  private readonly threads: HTMLInputElement;
+  private readonly dims: HTMLInputElement;
+  private readonly go: HTMLButtonElement;
+  private readonly message = h("div", { class: "gl-hint" });
+  private filled = false;
+  private key = "";
+
+  constructor(private readonly actions: Actions) {
+    this.arch = h("select", { class: "gl-select", "aria-label": "target" });
+    this.path = h("input", { type: "text", class: "gl-input", "aria-label": "output folder" });
+    this.overwrite = h("input", { type: "checkbox", "aria-label": "overwrite" });
+    this.verify = h("input", { type: "checkbox", checked: true, "aria-label": "verify" });
+    this.threads = h("input", { type: "number", min: 1, step: 1, class: "gl-input", placeholder: "all cores", "aria-label": "CPU threads" });
+    this.dims = h("input", { type: "text", class: "gl-input", placeholder: "from the values; or n=256, G=128", "aria-label": "dims" });
+    this.go = h("button", { type: "button", class: "gl-btn gl-primary", "data-export": "run" }, "Export");
+    this.listeners.on(this.go, "click", () => this.submit());
+    this.listeners.on(this.path, "keydown", (e: KeyboardEvent) => {
+      if (e.key === "Enter") this.submit();
+    });
+    this.form = h(
+      "div",
+      { class: "gl-export-form" },
+      h("label", { class: "gl-field" }, h("span", {}, "target"), this.arch),
+      h("label", { class: "gl-field" }, h("span", {}, "folder"), this.path),
+      h("label", { class: "gl-field" }, h("span", {}, "dims"), this.dims),
+      h("label", { class: "gl-field" }, h("span", {}, "CPU threads"), this.threads),
+      h("label", { class: "gl-check" }, this.overwrite, " overwrite the folder"),
+      h("label", { class: "gl-check" }, this.verify, " verify (run the C host and Python on the same inputs)"),
+      this.message,
+      h("div", { class: "gl-actions" }, this.go),
+    );
+    this.el.append(h("h3", {}, "Export an AOT module"), this.form, this.status);
+  }
+
+  update(state: ViewState): void {
+    const view = state.traits.export;
+    if (!this.filled && view.targets.length > 0) {
+      this.filled = true;
+      replaceChildren(this.arch, view.targets.map((t) => h("option", { value: t, selected: t === view.default_arch }, t)));
+      this.path.value = view.default_path;
+    }
+    this.go.disabled = view.state === "running" || state.busy.has("export");
+    this.threads.disabled = this.arch.value !== "x64";
+    const key = JSON.stringify(view);
+    if (key === this.key) return;
+    this.key = key;
+    replaceChildren(this.status, renderStatus(view));
+    this.status.dataset.state = view.state;
+  }
+
+  private submit(): void {
+    const dims = parseDims(this.dims.value);
+    if (!dims.ok) {
+      this.message.textContent = dims.reason;
+      return;
+    }
+    const path = this.path.value.trim();
+    if (path === "") {
+      this.message.textContent = "give an output folder";
+      return;
+    }
+    const threads = this.threads.value.trim() === "" ? null : Number(this.threads.value);
+    if (threads !== null && (!Number.isInteger(threads) || threads < 1)) {
+      this.message.textContent = "CPU threads: a positive whole number, or empty for every core";
+      return;
+    }
+    this.message.textContent = "";
+    this.actions.exportGraph({
+      arch: this.arch.value as ExportArch,
+      path,
+      overwrite: this.overwrite.checked,
+      verify: this.verify.checked,
+      cpu_threads: this.arch.value === "x64" ? threads : null,
+      dims: dims.dims,
+    });
+  }
+
+  /** Put the caret in the folder field (the toolbar's Export button). */
+  focus(): void {
+    this.path.focus();
+  }
+
+  dispose(): void {
+    this.listeners.dispose();
+    this.el.remove();
+  }
+}
+
+function renderStatus(view: ExportView): (HTMLElement | null)[] {
+  if (view.state === "idle") return [];
+  const progress = h("progress", { class: "gl-progress", max: 1, value: view.fraction });
+  const stage = h("div", { class: "gl-hint" }, view.state === "running" ? `${view.stage}\u2026 ${Math.round(100 * view.fraction)}%` : `${view.state} in ${view.seconds.toFixed(1)} s`);
+  const out: (HTMLElement | null)[] = [h("h4", {}, `Export ${view.run}: ${view.arch} \u2192 `, h("code", {}, view.path ?? "")), progress, stage];
+  if (view.error) out.push(h("div", { class: "gl-diag gl-diag-error", role: "alert" }, view.error));
+  if (view.result) out.push(h("div", { class: "gl-hint" }, view.result));
+  if (view.files.length > 0) {
+    out.push(
+      h(
+        "details",
+        { class: "gl-files" },
+        h("summary", {}, `${view.files.length} files written`),
+        h("ul", {}, view.files.map((f) => h("li", {}, h("code", {}, f)))),
+      ),
+    );
+  }
+  const verify = view.verify;
+  if (verify) {
+    out.push(
+      h("div", { class: verify.passed ? "gl-verdict gl-pass" : "gl-verdict gl-fail", "data-verdict": verify.passed ? "passed" : "failed" }, verify.passed ? `Verified: ${verify.identical ? "bit-identical" : "within tolerance"}` : "Verification FAILED"),
+      h(
+        "table",
+        { class: "gl-table" },
+        h("thead", {}, h("tr", {}, ["output", "max abs", "max rel", "differ", ""].map((c) => h("th", {}, c)))),
+        h(
+          "tbody",
+          {},
+          verify.outputs.map((o) =>
+            h("tr", {}, h("td", {}, h("code", {}, o.name)), h("td", { class: "gl-num" }, formatNum(o.max_abs, 3)), h("td", { class: "gl-num" }, formatNum(o.max_rel, 3)), h("td", { class: "gl-num" }, String(o.mismatched)), h("td", { class: o.passed ? "gl-ok" : "gl-bad" }, o.passed ? "pass" : "FAIL")),
+          ),
+        ),
+      ),
+      verify.notes.length > 0 ? h("ul", { class: "gl-hint" }, verify.notes.map((n) => h("li", {}, n))) : null,
+    );
+  }
+  return out;
+}

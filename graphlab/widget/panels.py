@@ -1,0 +1,221 @@
+"""The editor's debug, inspect and export panels: their messages, and the traits they publish.
+
+:class:`Panels` belongs to one :class:`~graphlab.widget.editor.GraphEditor`. It turns the panels'
+checked messages (:mod:`graphlab.widget.messages`) into calls on a debug session
+(:mod:`graphlab.widget.debugging`) or on the exporter (:mod:`graphlab.widget.shipping`), and writes
+the results into the widget's ``debugger``, ``inspect*`` and ``export`` traits. A message that cannot
+be honoured (no session, a stale session number, a bad expression, a position out of range) raises
+:class:`PanelRefusedError` with the reason; nothing was changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import weakref
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from graphlab.errors import GraphlabError
+from graphlab.widget.debugging import DebugPanel, PanelError
+from graphlab.widget.shipping import ExportPanel
+
+if TYPE_CHECKING:
+    from graphlab.debug import DebugSession
+    from graphlab.widget.editor import GraphEditor
+    from graphlab.widget.messages import Message
+
+_log = logging.getLogger(__name__)
+
+
+class PanelRefusedError(Exception):
+    """A panel message was refused; ``str()`` says why (shown in the widget's banner)."""
+
+
+class Panels:
+    """The panels of one editor (see the module docs)."""
+
+    def __init__(self, editor: GraphEditor, values: Mapping[str, Any] | None) -> None:
+        self._editor = weakref.ref(editor)
+        self.values: dict[str, Any] | None = dict(values) if values is not None else None
+        self.debug = DebugPanel()
+        self.export = ExportPanel(editor.model.name)
+        self._version: int | None = None
+        self._unhook: Callable[[], None] | None = None
+
+    @property
+    def editor(self) -> GraphEditor:
+        editor = self._editor()
+        if editor is None:  # pragma: no cover - the editor owns the panels
+            raise RuntimeError("the editor of these panels is gone")
+        return editor
+
+    # --- sessions ---------------------------------------------------------------------------------
+
+    def start(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
+        """Start a debug session on the editor's graph and show it (GraphlabError if it cannot start)."""
+        from graphlab.debug import DebugOptions, DebugSession
+
+        run_values = dict(values) if values is not None else self.values
+        if run_values is None and not kwargs:
+            raise PanelError(
+                "no run values to debug with: open the editor with gl.editor(g, values={...}), or call "
+                "editor.debug(x=..., ...) in a cell"
+            )
+        kwargs.setdefault("options", DebugOptions(stats_on_stop=False))
+        session = DebugSession(self.editor.model, run_values, **kwargs)
+        if values is not None:
+            self.values = dict(values)
+        self.attach(session)
+        return session
+
+    def attach(self, session: DebugSession) -> None:
+        """Show ``session`` (made from this editor's graph as it is now) in the panels."""
+        self.debug.attach(session)
+        self._version = self.editor.model.version
+        self._hook_cells()
+        self.publish_debug()
+
+    def graph_changed(self) -> None:
+        """End the session when the graph it was made for was edited since."""
+        if self.debug.session is not None and self.editor.model.version != self._version:
+            self.debug.end("the graph was edited since the session started; press Debug to start a new one")
+            self.publish_debug()
+
+    def stop(self, why: str = "stopped") -> None:
+        self.debug.end(why)
+        self.publish_debug()
+
+    # --- publishing --------------------------------------------------------------------------------
+
+    def publish_debug(self) -> None:
+        """Write the ``debugger`` and inspect traits (one message to the front-end)."""
+        editor = self.editor
+        try:
+            inspection = self.debug.inspection()
+        except GraphlabError as exc:  # a stale view, a failed replay: say so, keep the panel
+            _log.info("graphlab: inspection failed: %s", exc)
+            inspection = None
+            problem = str(exc)
+        else:
+            problem = ""
+        view = self.debug.view()
+        with editor.hold_sync():
+            editor.debugger = view
+            if inspection is not None:
+                editor.inspect = inspection.view
+                editor.inspect_picture = inspection.picture
+                editor.inspect_diff = inspection.diff
+                editor.inspect_page = inspection.page
+            else:
+                editor.inspect = {"session": self.debug.number, "buffer": None, "problem": problem}
+
+    def publish_export(self, view: dict[str, Any]) -> None:
+        self.editor.export = view
+
+    # --- messages -------------------------------------------------------------------------------------
+
+    def handle(self, message: Message) -> None:
+        """Act on a panel message; PanelRefusedError when it cannot be done (nothing changed then)."""
+        try:
+            if message.kind == "export":
+                self._export(message)
+                return
+            if message.kind == "debug" and message.op == "start":
+                self.start()
+                return
+            self.debug.require(message["session"])
+            if message.kind == "debug":
+                self._control(message)
+            elif message.kind == "breakpoint":
+                self._breakpoint(message)
+            elif message.kind == "watch":
+                if message.op == "add":
+                    self.debug.watch(message["expression"])
+                else:
+                    self.debug.unwatch(message["expression"])
+            elif message.kind == "inspect":
+                self.debug.choose(message["buffer"], message["component"], message["page"])
+        except GraphlabError as exc:
+            raise PanelRefusedError(str(exc)) from exc
+        self.publish_debug()
+
+    def _control(self, message: Message) -> None:
+        action = message.op or ""
+        if action == "stop":
+            self.debug.end("stopped; press Debug to start a new session")
+            return
+        self.debug.control(action, message.fields.get("target") if message.fields else None)
+
+    def _breakpoint(self, message: Message) -> None:
+        if message.op == "toggle":
+            self.debug.toggle_breakpoint(message["node"])
+        elif message.op == "condition":
+            self.debug.add_condition(message["expression"], message["every"])
+        else:
+            self.debug.remove_breakpoint(message["id"])
+
+    def _export(self, message: Message) -> None:
+        if self.export.view()["state"] == "running":
+            raise PanelRefusedError("an export is running already; wait for it to finish")
+        error = self.export.run(
+            self.editor.model,
+            arch=message["arch"],
+            path=message["path"],
+            overwrite=message["overwrite"],
+            verify=message["verify"],
+            cpu_threads=message["cpu_threads"],
+            dims=message["dims"],
+            values=self.values,
+            publish=self.publish_export,
+        )
+        if error is not None:
+            raise PanelRefusedError(f"export failed: {error}")
+
+    # --- sessions moved from Python -------------------------------------------------------------------
+
+    def refresh(self, result: Any = None) -> bool:
+        """Show changes made to the session from Python (stepping it in a cell); True if there were.
+
+        ``result``: the value the cell ended with (a Stop of this move shows as the reason).
+        """
+        if self.debug.session is None or not self.debug.changed_elsewhere(result):
+            return False
+        self.publish_debug()
+        return True
+
+    def _hook_cells(self) -> None:
+        """After each notebook cell, show what the cell did to the session (IPython only)."""
+        if self._unhook is not None:
+            return
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+            return
+        shell = get_ipython()
+        if shell is None:
+            return
+        ref = weakref.ref(self)
+
+        def after_cell(outcome: Any = None) -> None:
+            panels = ref()
+            if panels is None:
+                return
+            try:
+                panels.refresh(getattr(outcome, "result", None))
+            except Exception:  # never break the user's cell over a panel refresh
+                _log.exception("graphlab: refreshing the debug panel after a cell failed")
+
+        shell.events.register("post_run_cell", after_cell)
+
+        def unhook() -> None:
+            with contextlib.suppress(ValueError):
+                shell.events.unregister("post_run_cell", after_cell)
+
+        self._unhook = unhook
+
+    def close(self) -> None:
+        if self._unhook is not None:
+            self._unhook()
+            self._unhook = None
+        self.debug.end("the editor was closed")

@@ -1,0 +1,157 @@
+"""The export panel's side in Python: ``gl.export`` with its progress shown, then ``gl.verify``.
+
+One export runs at a time, in the kernel, through the exporter's public API; its ``progress``
+callback publishes the ``export`` trait (``ExportView`` in ``extension/src/protocol.ts``) as the
+stages go by, so the bar moves while the cell-less comm handler runs. The panel ends with the files
+written and the verification report, or with the error that stopped it (nothing half-written: the
+exporter writes to a temporary folder and renames it).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from graphlab.errors import GraphlabError
+
+_log = logging.getLogger(__name__)
+
+TARGETS = ("x64", "vulkan", "cuda")
+#: Share of the bar given to the export; verification takes the rest.
+EXPORT_SHARE = 0.8
+MAX_FILES = 200
+
+
+def default_arch() -> str:
+    """The arch the notebook runs on, as an export target (``x64`` on a CPU, else Vulkan)."""
+    try:
+        from taichi.lang import impl
+
+        arch = impl.current_cfg().arch.name
+    except Exception:  # no runtime yet: Vulkan is the portable default
+        return "vulkan"
+    return {"x64": "x64", "arm64": "x64", "cuda": "cuda"}.get(arch, "vulkan")
+
+
+def files_under(folder: Path, limit: int = MAX_FILES) -> list[str]:
+    """The files in ``folder``, relative, sorted (at most ``limit``)."""
+    out = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    return out[:limit]
+
+
+def _output_view(o: Any) -> dict[str, Any]:
+    return {
+        "name": o.name,
+        "dtype": o.dtype,
+        "shape": list(o.shape),
+        "max_abs": o.max_abs,
+        "max_rel": o.max_rel,
+        "mismatched": o.mismatched,
+        "passed": o.passed,
+    }
+
+
+def _verify_view(report: Any) -> dict[str, Any]:
+    return {
+        "passed": bool(report.passed),
+        "identical": bool(report.identical),
+        "text": str(report),
+        "outputs": [_output_view(o) for o in report.outputs],
+        "notes": list(report.notes),
+    }
+
+
+class ExportPanel:
+    """Runs exports for the widget and keeps the ``export`` trait's value."""
+
+    def __init__(self, graph_name: str) -> None:
+        self.run_number = 0
+        self._view: dict[str, Any] = {
+            "run": 0,
+            "state": "idle",
+            "targets": list(TARGETS),
+            "default_arch": default_arch(),
+            "default_path": f"out/{graph_name}",
+            "arch": None,
+            "path": None,
+            "stage": "",
+            "fraction": 0.0,
+            "files": [],
+            "result": "",
+            "verify": None,
+            "error": None,
+            "seconds": 0.0,
+        }
+
+    def view(self) -> dict[str, Any]:
+        """The ``export`` trait (``ExportView``)."""
+        return dict(self._view)
+
+    def run(
+        self,
+        graph: Any,
+        *,
+        arch: str,
+        path: str,
+        overwrite: bool,
+        verify: bool,
+        cpu_threads: int | None,
+        dims: Mapping[str, int],
+        values: Mapping[str, Any] | None,
+        publish: Callable[[dict[str, Any]], None],
+    ) -> str | None:
+        """Export (and verify), publishing the view at each stage; returns the error text, or None."""
+        from graphlab.export.exporter import export
+        from graphlab.export.verify import verify as run_verify
+
+        self.run_number += 1
+        started = time.perf_counter()
+        view = self._view
+        target = str(Path(path).expanduser().absolute())
+        view.update(run=self.run_number, state="running", arch=arch, path=target, stage="start", fraction=0.0)
+        view.update(files=[], result="", verify=None, error=None, seconds=0.0)
+        publish(self.view())
+        last = [("", -1.0)]
+
+        def progress(stage: str, fraction: float) -> None:
+            share = EXPORT_SHARE if verify else 1.0
+            if stage == last[0][0] and fraction - last[0][1] < 0.02:
+                return
+            last[0] = (stage, fraction)
+            view.update(stage=stage, fraction=round(share * float(fraction), 4))
+            publish(self.view())
+
+        try:
+            result = export(
+                graph,
+                path,
+                arch,
+                dims=dict(dims) or None,
+                values=values,
+                overwrite=overwrite,
+                progress=progress,
+                cpu_threads=cpu_threads,
+            )
+            view.update(files=files_under(result.path), result=str(result), path=str(result.path))
+            if verify:
+                view.update(stage="verify", fraction=EXPORT_SHARE + 0.05)
+                publish(self.view())
+                report = run_verify(result.path)
+                view.update(verify=_verify_view(report))
+            view.update(state="done", stage="done", fraction=1.0)
+            return None
+        except GraphlabError as exc:
+            view.update(state="failed", error=f"{type(exc).__name__}: {exc}")
+            return str(view["error"])
+        except Exception as exc:  # a failing export must not take the widget down
+            _log.exception("graphlab: the widget's export failed")
+            view.update(state="failed", error=f"{type(exc).__name__}: {exc}")
+            return str(view["error"])
+        finally:
+            if view["state"] == "running":  # interrupted (KeyboardInterrupt)
+                view.update(state="failed", error="the export was interrupted; nothing was written")
+            view.update(seconds=time.perf_counter() - started)
+            publish(self.view())

@@ -1,0 +1,136 @@
+"""The widget's export panel: one message runs ``gl.export`` (its progress published as the ``export``
+trait) and ``gl.verify``, for x64 on this machine; failures say why and leave nothing half-written."""
+
+import numpy as np
+import pytest
+import taichi as ti
+
+import graphlab as gl
+
+
+@ti.kernel
+def ramp(x: ti.types.ndarray(dtype=ti.f32, ndim=1), scale: ti.f32):
+    for i in x:
+        x[i] = scale * i
+
+
+@ti.kernel
+def square(x: ti.types.ndarray(dtype=ti.f32, ndim=1), y: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in x:
+        y[i] = x[i] * x[i]
+
+
+class RecordingComm:
+    def __init__(self, **kwargs):
+        self.comm_id = f"test-{id(self)}"
+        self.sent = []
+
+    def on_msg(self, callback):
+        pass
+
+    def send(self, data=None, buffers=None, **kwargs):
+        self.sent.append(data)
+
+    def close(self, *args, **kwargs):
+        pass
+
+    def replies(self):
+        return [m["content"] for m in self.sent if m.get("method") == "custom"]
+
+    def export_states(self):
+        return [m["state"]["export"] for m in self.sent if m.get("method") == "update" and "export" in m["state"]]
+
+
+@pytest.fixture(autouse=True)
+def recording_comm(monkeypatch):
+    import comm
+
+    monkeypatch.setattr(comm, "create_comm", RecordingComm)
+
+
+@pytest.fixture
+def ed(ti_cpu):
+    g = gl.Graph("squares")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n", role="state")
+    y = g.ndarray("y", ti.f32, ndim=1, shape="n", role="output")
+    g.dispatch(ramp, x, g.scalar("scale", ti.f32, role="input"))
+    g.dispatch(square, x, y)
+    values = {"x": np.zeros(32, np.float32), "y": np.zeros(32, np.float32), "scale": 0.5}
+    widget = gl.editor(g, kernels=[], access="ast", values=values)
+    yield widget
+    widget.close()
+
+
+def ts_fields(interface):
+    """The fields of an interface of extension/src/protocol.ts."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "extension" / "src" / "protocol.ts").read_text()
+    body = re.search(rf"export interface {interface} \{{(.*?)\n\}}", text, re.S).group(1)
+    return {m.group(1) for m in re.finditer(r"^\s*(\w+)\??:", re.sub(r"/\*.*?\*/", "", body, flags=re.S), re.M)}
+
+
+def export(widget, path, request=1, **options):
+    message = {"kind": "export", "request": request, "arch": "x64", "path": str(path), **options}
+    before = len(widget.comm.replies())
+    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
+    assert len(widget.comm.replies()) == before + 1
+    return widget.comm.replies()[-1]
+
+
+def test_the_panel_starts_idle_with_a_target_for_this_machine(ed):
+    view = ed.export
+    assert view["state"] == "idle" and view["run"] == 0
+    assert view["default_arch"] == "x64" and view["default_path"] == "out/squares"
+    assert set(view["targets"]) == {"x64", "vulkan", "cuda"}
+
+
+def test_export_shows_progress_then_the_files_and_a_passed_verification(ed, tmp_path):
+    reply = export(ed, tmp_path / "module", cpu_threads=1)
+    assert reply == {"kind": "reply", "request": 1, "ok": True, "error": None}
+    view = ed.export
+    assert view["state"] == "done" and view["run"] == 1 and view["fraction"] == 1.0
+    assert view["path"] == str(tmp_path / "module") and view["arch"] == "x64"
+    assert "manifest.json" in view["files"] and any(f.startswith("module/") for f in view["files"])
+    assert all((tmp_path / "module" / f).is_file() for f in view["files"])
+    assert view["verify"]["passed"] is True and [o["name"] for o in view["verify"]["outputs"]] == ["x", "y"]
+    assert "PASSED" in view["verify"]["text"] and view["error"] is None
+    states = ed.comm.export_states()
+    running = [s for s in states if s["state"] == "running"]
+    assert len(running) >= 4, "the bar moves while the export runs"
+    fractions = [s["fraction"] for s in running]
+    assert fractions == sorted(fractions) and fractions[-1] < 1.0
+    assert {"check", "verify"} <= {s["stage"] for s in running}
+    assert gl.verify(tmp_path / "module").passed, "what the panel verified is what is on disk"
+    assert set(view) == ts_fields("ExportView")
+    assert set(view["verify"]) == ts_fields("VerifyView")
+    assert set(view["verify"]["outputs"][0]) == ts_fields("OutputDiffView")
+
+
+def test_export_without_verification_stops_after_writing(ed, tmp_path):
+    assert export(ed, tmp_path / "m", verify=False)["ok"]
+    assert ed.export["state"] == "done" and ed.export["verify"] is None and ed.export["files"]
+
+
+def test_an_existing_folder_is_refused_and_left_alone(ed, tmp_path):
+    target = tmp_path / "taken"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    reply = export(ed, target, request=5)
+    assert reply["ok"] is False and reply["request"] == 5 and "export failed" in reply["error"]
+    view = ed.export
+    assert view["state"] == "failed" and "OutputPathError" in view["error"] and "overwrite" in view["error"]
+    assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
+    assert [p for p in tmp_path.iterdir() if p.name != "taken"] == [], "no temporary folder left behind"
+
+
+def test_dims_from_the_panel_reach_the_manifest(ti_cpu, tmp_path):
+    from graphlab.export import read_manifest
+
+    g = gl.Graph("dims")
+    g.dispatch(ramp, g.ndarray("x", ti.f32, ndim=1, shape="n"), g.scalar("scale", ti.f32))
+    widget = gl.editor(g, kernels=[], access="ast")
+    assert export(widget, tmp_path / "with_dims", verify=False, dims={"n": 16})["ok"]
+    assert widget.export["state"] == "done"
+    assert read_manifest(tmp_path / "with_dims").dims == {"n": 16}
