@@ -289,13 +289,3 @@ def test_long_continue_compiles_few_segments():
     assert dbg.segments == first  # cached by shape: nothing new to build
     assert dbg.goto(3).index == 3 and values.to_numpy()[0] == 3.0
 
-
-def test_graphs_with_control_flow_are_refused_with_the_reason(ti_cpu):
-    g = gl.Graph("branchy")
-    x = g.ndarray("x", ti.f32, ndim=1)
-    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
-    g.dispatch(tick, flag)
-    g.define("more").dispatch(bump, x)
-    g.cond(flag, then="more", name="branch")
-    with pytest.raises(DebugError, match="conditionals or loops \\(branch\\).*graph of its own"):
-        g.debug(x=ti.ndarray(ti.f32, shape=4), flag=ti.ndarray(ti.i32, shape=1))

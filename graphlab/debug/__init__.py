@@ -4,13 +4,15 @@
 breakpoints, conditions and watches (:mod:`~graphlab.debug.breakpoints`, :mod:`~graphlab.debug.expr`),
 going back (:mod:`~graphlab.debug.snapshots`), buffer views and diffs (:mod:`~graphlab.debug.inspect`,
 :mod:`~graphlab.debug.stats`, :mod:`~graphlab.debug.pictures`), timing (:mod:`~graphlab.debug.timing`)
-and fast-forward through compiled segments (:mod:`~graphlab.debug.segments`). The records it
-returns, and their text, are in :mod:`~graphlab.debug.report`. Importing this package imports Taichi.
+and fast-forward through compiled segments (:mod:`~graphlab.debug.segments`); graphs with
+conditionals and loops have their timeline recorded as they run (:mod:`~graphlab.debug.flow`).
+The records it returns, and their text, are in :mod:`~graphlab.debug.report`. Importing this package imports Taichi.
 """
 
 from graphlab.debug.breakpoints import Breakpoint, Watch
 from graphlab.debug.inspect import BufferView, DiffView
 from graphlab.debug.report import (
+    Decision,
     Fault,
     NonfiniteHit,
     ParityReport,
@@ -23,7 +25,7 @@ from graphlab.debug.report import (
     StopStats,
 )
 from graphlab.debug.session import DebugError, DebugOptions, DebugSession, ReplayError
-from graphlab.debug.timing import NodeTime, SegmentTime, StepTime, TimingReport
+from graphlab.debug.timing import LoopTime, NodeTime, SegmentTime, StepTime, TimingReport
 
 __all__ = [
     "Breakpoint",
@@ -31,8 +33,10 @@ __all__ = [
     "DebugError",
     "DebugOptions",
     "DebugSession",
+    "Decision",
     "DiffView",
     "Fault",
+    "LoopTime",
     "NodeTime",
     "NonfiniteHit",
     "ParityReport",

@@ -2,7 +2,12 @@
 
 A location breakpoint names a node (``substep/p2g``: every repetition), one step
 (``substep[37]/p2g``), a repetition (``substep[37]``: before its first dispatch), a sequence use
-(``substep``: before every repetition) or a step index; a run stops *before* that dispatch. A
+(``substep``: before every repetition) or a step index; a run stops *before* that dispatch. In a
+graph with control flow the same holds inside loops and branches: ``solve/jacobi`` stops in every
+iteration, ``solve/iter[7]/jacobi`` in iteration 7 only, ``solve/iter[7]`` before that iteration,
+``solve`` before every iteration and ``branch`` before the taken branch (a node in a branch not
+taken never stops the run). Breakpoints are looked up in the steps as they are recorded, so one
+may name a step that has not run yet; its id is checked against the graph when it is set. A
 condition (``grid_m.max() > 1e3``, the language of :mod:`graphlab.debug.expr`, reduced on the
 device) stops a run *after* the dispatch that makes it turn true: it must have been false at the
 previous check. Checking after every dispatch would defeat running at compiled speed, so by
@@ -20,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from graphlab.debug.expr import Expr, compile_expr
+from graphlab.debug.flow import parse_id
 from graphlab.debug.report import Halt, NonfiniteHit
 from graphlab.debug.segments import StepTable, step_kind, unknown_id
 from graphlab.debug.stats import buffer_stats, first_nonfinite
 from graphlab.errors import GraphError
-from graphlab.nodes import SequenceUse
+from graphlab.nodes import Dispatch
 
 if TYPE_CHECKING:
     from graphlab.debug.report import WatchValue
@@ -37,7 +43,11 @@ Every = Literal["repetition", "dispatch"]
 
 @dataclass(eq=False)
 class Breakpoint:
-    """One breakpoint; ``hits`` counts the stops it caused."""
+    """One breakpoint; ``hits`` counts the stops it caused.
+
+    ``kind`` ``"sequence"`` also covers a loop (before each iteration) and a conditional (before
+    its taken branch); ``index`` is set for a breakpoint at a step index.
+    """
 
     id: int
     kind: BreakKind
@@ -46,7 +56,7 @@ class Breakpoint:
     enabled: bool = True
     hits: int = 0
     expr: Expr | None = field(default=None, repr=False)
-    indices: tuple[int, ...] = field(default=(), repr=False)
+    index: int | None = field(default=None, repr=False)
 
     def __str__(self) -> str:
         what = f"when {self.target}" if self.kind == "condition" else f"at {self.kind} {self.target}"
@@ -73,6 +83,7 @@ class BreakpointSet:
         self._items: dict[int, Breakpoint] = {}
         self._ids = itertools.count(1)
         self._previous: dict[int, bool] = {}
+        self._control = graph.has_control_flow
 
     def __iter__(self) -> Iterator[Breakpoint]:
         return iter(list(self._items.values()))
@@ -91,40 +102,50 @@ class BreakpointSet:
                 "a repetition ('substep[3]') or a step index"
             )
         if isinstance(target, int):
-            if not 0 <= target < table.count:
+            if target < 0 or (table.complete and target >= table.count):
                 raise GraphError(f"break_at({target}): a step index must lie in 0..{table.count - 1}")
-            return self._add("step", table.steps[target].id, (target,))
+            text = table.steps[target].id if target < table.count else str(target)
+            return self._add("step", text, index=target)
+        if self._control:
+            return self._add_in_flow(target)
         kind = step_kind(target)
         if kind == "step":
             if target not in table.by_id:
                 raise unknown_id(target, table.by_id, "break_at(): step")
-            return self._add("step", target, (table.by_id[target],))
+            return self._add("step", target)
         if kind == "repetition":
-            start = table.repetition_start(target)
-            if start is None:
+            if table.scope_start(target) is None:
                 raise GraphError(
                     f"break_at({target!r}): no such repetition; repetition ids look like "
                     f"'substep[3]' with an index below the sequence's repeat count"
                 )
-            return self._add("repetition", target, (start,))
+            return self._add("repetition", target)
         node = self._graph.node(target)  # raises with the ids nearby
-        if isinstance(node, SequenceUse):
-            return self._add("sequence", target, tuple(table.repetition_starts(target)))
-        return self._add("node", target, tuple(table.by_node.get(target, ())))
+        return self._add("node" if isinstance(node, Dispatch) else "sequence", target)
+
+    def _add_in_flow(self, target: str) -> Breakpoint:
+        """A location in a graph with control flow: checked against the graph, found when recorded."""
+        if target in self._table.by_id and step_kind(target) == "step":
+            return self._add("step", target)
+        kind, _ = parse_id(self._graph, target)  # raises naming the part that does not fit
+        if kind != "node":
+            return self._add(kind, target)
+        node = self._graph.node(target)
+        return self._add("node" if isinstance(node, Dispatch) else "sequence", target)
 
     def add_condition(self, text: str, every: Every = "repetition") -> Breakpoint:
         """A breakpoint that stops after the dispatch where ``text`` turns true."""
         if every not in ("repetition", "dispatch"):
             raise GraphError(f"break_when(..., every={every!r}): choose 'repetition' or 'dispatch'")
         expr = compile_expr(text, self._buffers)
-        return self._add("condition", expr.text, (), every=every, expr=expr)
+        return self._add("condition", expr.text, every=every, expr=expr)
 
-    def _add(self, kind: BreakKind, target: str, indices: tuple[int, ...], **extra: Any) -> Breakpoint:
+    def _add(self, kind: BreakKind, target: str, **extra: Any) -> Breakpoint:
         for bp in self._items.values():
             if bp.kind == kind and bp.target == target and bp.every == extra.get("every"):
                 bp.enabled = True
                 return bp
-        bp = Breakpoint(next(self._ids), kind, target, indices=indices, **extra)
+        bp = Breakpoint(next(self._ids), kind, target, **extra)
         self._items[bp.id] = bp
         return bp
 
@@ -152,7 +173,7 @@ class BreakpointSet:
         for bp in self._items.values():
             if not bp.enabled or bp.kind == "condition":
                 continue
-            nxt = _first_after(bp.indices, after)
+            nxt = self._next(bp, after)
             if nxt is None:
                 continue
             if best is None or nxt < best:
@@ -160,6 +181,22 @@ class BreakpointSet:
             elif nxt == best:
                 hits.append(bp)
         return None if best is None else (best, hits)
+
+    def _next(self, bp: Breakpoint, after: int) -> int | None:
+        """The first recorded step after ``after`` where ``bp`` stops a run."""
+        table = self._table
+        at: int | None
+        if bp.index is not None:
+            at = bp.index
+        elif bp.kind == "node":
+            return table.next_of_node(bp.target, after)
+        elif bp.kind == "sequence":
+            return table.next_in_scope(bp.target, after)
+        elif bp.kind == "repetition":
+            at = table.scope_start(bp.target)
+        else:
+            at = table.by_id.get(bp.target)
+        return at if at is not None and at > after else None
 
     def conditions(self) -> list[Breakpoint]:
         """The enabled condition breakpoints."""
@@ -234,13 +271,6 @@ class NonfiniteHunt:
     def commit(self) -> None:
         """Nothing to remember: a hunt starts where every written buffer is finite."""
         return
-
-
-def _first_after(indices: tuple[int, ...], after: int) -> int | None:
-    import bisect
-
-    i = bisect.bisect_right(indices, after)
-    return indices[i] if i < len(indices) else None
 
 
 def compile_watch(text: str, buffers: Mapping[str, Arg]) -> Watch:

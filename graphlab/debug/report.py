@@ -86,7 +86,9 @@ class StepRef:
 class Position:
     """Where a session stands: ``index`` dispatches have run; ``step_id`` is the next one.
 
-    ``step_id``/``node_id`` are None at the end; ``last_step_id`` is None at the start.
+    ``step_id``/``node_id`` are None at the end; ``last_step_id`` is None at the start. In a graph
+    with conditionals or loops, ``total`` counts the steps recorded so far and ``total_known`` is
+    False until the run has reached its end once (the flags decide the rest).
     """
 
     index: int
@@ -94,6 +96,7 @@ class Position:
     step_id: str | None
     node_id: str | None
     last_step_id: str | None
+    total_known: bool = True
 
     @property
     def at_start(self) -> bool:
@@ -103,12 +106,34 @@ class Position:
     @property
     def at_end(self) -> bool:
         """Every dispatch has run."""
-        return self.index == self.total
+        return self.index == self.total and self.step_id is None
 
     def __str__(self) -> str:
+        total = f"{self.total}" if self.total_known else f"{self.total}+"
         if self.step_id is None:
-            return f"at the end ({self.index} of {self.total} dispatches done)"
-        return f"before {self.step_id} (step {self.index}; {self.index} of {self.total} dispatches done)"
+            return f"at the end ({self.index} of {total} dispatches done)"
+        return f"before {self.step_id} (step {self.index}; {self.index} of {total} dispatches done)"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A control point a session passed: where the host read a flag, and what it chose.
+
+    ``index``: dispatches run before the read; ``node_id``: the conditional or loop (definition
+    id); ``scope``: this run of it (``outer[1]/solve``); ``value``: the flag read; ``outcome``:
+    ``"then"``, ``"else"`` or ``"skip"`` for a conditional, ``"again"``, ``"done"`` (the flag read
+    0) or ``"limit"`` (``max_iter`` reached) after a loop iteration.
+    """
+
+    index: int
+    node_id: str
+    scope: str
+    kind: Literal["cond", "loop"]
+    value: int
+    outcome: str
+
+    def __str__(self) -> str:
+        return f"{self.scope} at step {self.index}: flag {self.value} -> {self.outcome}"
 
 
 @dataclass(frozen=True)
@@ -162,10 +187,12 @@ class Stop:
     ``step_id`` is the next to run (None at the end); ``last_step_id`` ran last. A breakpoint on a
     node stops before it runs; a condition, a NaN/Inf hunt or a step stop after the dispatch that
     made it so (``last_step_id``); a fault stops before the dispatch that failed (``step_id``),
-    with its buffers restored. ``moved`` is ``index`` minus the index before the control;
-    ``elapsed`` the wall time of the whole control in seconds. ``stats`` holds the statistics of
-    the buffers written (or restored) since the previous position, reduced on the device when first
-    read (:class:`StopStats`); ``watches`` the watch list's values here.
+    with its buffers restored. ``total_known`` is False in a graph with control flow whose run has
+    not reached its end yet (``total`` counts the steps recorded so far). ``moved`` is ``index``
+    minus the index before the control; ``elapsed`` the wall time of the whole control in seconds.
+    ``stats`` holds the statistics of the buffers written (or restored) since the previous position,
+    reduced on the device when first read (:class:`StopStats`); ``watches`` the watch list's values
+    here.
     """
 
     reason: StopReason
@@ -182,6 +209,7 @@ class Stop:
     fault: Fault | None = None
     nonfinite: NonfiniteHit | None = None
     note: str = ""
+    total_known: bool = True
 
     @property
     def breakpoint(self) -> Breakpoint | None:
@@ -253,17 +281,20 @@ class ParityReport:
 
     ``timing_dependent`` names the dispatches whose float read-modify-writes (``+=``, atomics) can
     make the last bits depend on thread timing on this arch; differences are reported either way.
+    ``control`` says where the two runs of a graph with conditionals or loops took different paths
+    (a branch, a loop's iteration count); empty when they agree.
     """
 
     arch: str
     threads: int | None
     rows: tuple[ParityRow, ...]
     timing_dependent: tuple[str, ...]
+    control: tuple[str, ...] = ()
 
     @property
     def identical(self) -> bool:
-        """Every buffer bit-identical."""
-        return all(row.identical for row in self.rows)
+        """Every buffer bit-identical, and the same path through conditionals and loops."""
+        return all(row.identical for row in self.rows) and not self.control
 
     def row(self, buffer: str) -> ParityRow:
         """The row of one buffer."""
@@ -279,6 +310,7 @@ class ParityReport:
             "threads": self.threads,
             "identical": self.identical,
             "timing_dependent": list(self.timing_dependent),
+            "control": list(self.control),
             "rows": [
                 {**r.__dict__, "first_changed": list(r.first_changed) if r.first_changed else None} for r in self.rows
             ],
@@ -367,7 +399,8 @@ _REASONS = {
 
 def stop_lines(stop: Stop) -> list[str]:
     """The lines of a stop's text: headline, cause, watches, statistics."""
-    head = f"{_REASONS[stop.reason]} at step {stop.index}/{stop.total}"
+    total = f"{stop.total}" if stop.total_known else f"{stop.total}+"
+    head = f"{_REASONS[stop.reason]} at step {stop.index}/{total}"
     if stop.reason == "fault" and stop.step_id:
         head += f": {stop.step_id} failed"
     else:
@@ -473,6 +506,25 @@ def timing_text(report: TimingReport) -> str:
         seg_total = sum(s.seconds for s in report.segments)
         done = sum(s.stop - s.start for s in report.segments)
         lines += ["", f"fast-forward: {done} dispatches in {len(report.segments)} segments, {fmt_seconds(seg_total)}"]
+    if report.loops:
+        lines += [
+            "",
+            table(
+                ["loop", "runs", "iterations", "mean", "hit max_iter", "stepped"],
+                [
+                    (
+                        r.node_id,
+                        r.runs,
+                        r.iterations,
+                        f"{r.mean_iterations:.4g}",
+                        r.limit_reached,
+                        fmt_seconds(r.stepped_s),
+                    )
+                    for r in report.loops
+                ],
+                [False, True, True, True, True, True],
+            ),
+        ]
     return "\n".join(lines)
 
 
@@ -499,6 +551,8 @@ def parity_text(report: ParityReport) -> str:
             [False, True, True, True, True, True, False],
         )
     )
+    for note in report.control:
+        lines.append(f"control flow: {note}")
     for note in report.timing_dependent:
         lines.append(f"timing-dependent: {note}")
     return "\n".join(lines)

@@ -6,10 +6,12 @@ A debugger stepping every dispatch from Python is several times slower than the 
 by their shape, not by where they start: ``k`` whole repetitions of a sequence are one Sequential
 appended ``k`` times, with ``k`` a power of two, so a 500-repetition continue compiles at most nine
 graphs and a later one reuses them. A span from the first to the last dispatch is the compiled
-graph itself.
+graph itself. In a graph with conditionals or loops, a whole run of one of the segments its
+Program is made of (:mod:`graphlab.controlflow`: a loop body, a branch) is that segment itself.
 
 :class:`StepTable` answers the questions the debugger asks about the unrolled steps: where a node
-runs, where a repetition starts and ends, which buffers a span writes. :class:`Timeline` keeps
+runs, where a repetition (or loop iteration, or taken branch) starts and ends, which buffers a span
+writes; with control flow it is the timeline recorded so far. :class:`Timeline` keeps
 device copies of buffers per step (see :mod:`graphlab.debug.session` for how going back uses them).
 """
 
@@ -31,15 +33,20 @@ from graphlab.nodes import Dispatch, Node, SequenceUse
 
 if TYPE_CHECKING:
     from graphlab.compiled import CompiledGraph
+    from graphlab.controlflow import Program
     from graphlab.graph import Graph, Step
 
 Granularity = Literal["span", "repetition", "dispatch"]
+Scope = tuple[str, str]  # (definition id, instance id): a sequence repetition, a loop iteration or a taken branch
 _STEP_ID = re.compile(r"\[\d+\]")
 
 
 @dataclass(frozen=True)
 class Block:
-    """A top-level run of steps: one top-level dispatch, or every repetition of one sequence use."""
+    """A top-level run of steps: one top-level dispatch, or every repetition of one sequence use.
+
+    In a graph with control flow, blocks are top-level within one :class:`Chunk`.
+    """
 
     start: int
     use_id: str | None
@@ -53,37 +60,124 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Piece:
-    """A span ``[start, stop)`` run in one go: one dispatch, a compiled segment, or the whole graph."""
+class Chunk:
+    """Steps ``[start, stop)`` that one compiled segment of a control-flow graph's Program runs whole.
+
+    ``simple``: the segment holds only dispatches, so a checked run may run it as one piece (a loop
+    iteration, say) and step it again only when the check fires.
+    """
 
     start: int
     stop: int
-    kind: Literal["dispatch", "segment", "graph"]
+    segment: int
+    simple: bool
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A span ``[start, stop)`` run in one go: one dispatch, a compiled segment, the whole graph, or
+    one segment of a control-flow graph's Program (``"program"``)."""
+
+    start: int
+    stop: int
+    kind: Literal["dispatch", "segment", "graph", "program"]
     key: tuple[Any, ...] = ()
 
 
 class StepTable:
-    """Lookups over the unrolled steps: ids, node occurrences, repetitions and buffer writes.
+    """Lookups over the unrolled steps: ids, node occurrences, scopes (repetitions, loop iterations,
+    taken branches) and buffer writes.
 
     ``writes[k]`` names the buffers step ``k`` writes (the debugger's canonical names: one per
-    distinct ndarray).
+    distinct ndarray). A plain graph's table holds every step from the start (``complete``). A
+    control-flow graph's table is the recorded timeline: it starts empty and grows by
+    :meth:`append` as the session reaches new steps (see :mod:`graphlab.debug.flow`); ``written``
+    then names every buffer a dispatch of the graph may write.
     """
 
-    def __init__(self, steps: Sequence[Step], writes: Sequence[frozenset[str]]) -> None:
-        self.steps = list(steps)
-        self.writes = list(writes)
-        self.count = len(self.steps)
-        self.by_id = {step.id: step.index for step in self.steps}
+    def __init__(
+        self,
+        steps: Sequence[Step] = (),
+        writes: Sequence[frozenset[str]] = (),
+        *,
+        written: Iterable[str] | None = None,
+        complete: bool = True,
+    ) -> None:
+        self._fixed_written = None if written is None else frozenset(written)
+        self.reset(complete=complete)
+        if steps:
+            self._add(steps, writes, _plain_scopes(steps))
+            for block in _blocks(self.steps):
+                self._add_block(block)
+        if self._fixed_written is None:
+            self.written = frozenset(self.write_at)
+
+    def reset(self, *, complete: bool = False) -> None:
+        """Forget every step (a control-flow session restarting its timeline)."""
+        self.steps: list[Step] = []
+        self.writes: list[frozenset[str]] = []
+        self.scopes: list[tuple[Scope, ...]] = []
+        self.complete = complete
+        self.by_id: dict[str, int] = {}
         self.by_node: dict[str, list[int]] = {}
         self.write_at: dict[str, list[int]] = {}
-        for step, written in zip(self.steps, self.writes):
-            self.by_node.setdefault(step.node_id, []).append(step.index)
+        self.scope_starts: dict[str, list[int]] = {}
+        self.scope_first: dict[str, int] = {}
+        self.blocks: list[Block] = []
+        self._block_starts: list[int] = []
+        self._block_writes: list[frozenset[str]] = []
+        self.chunks: list[Chunk] = []
+        self._chunk_starts: list[int] = []
+        self.written = self._fixed_written if self._fixed_written is not None else frozenset()
+
+    @property
+    def count(self) -> int:
+        """Steps known: all of them for a plain graph, those recorded so far with control flow."""
+        return len(self.steps)
+
+    def append(
+        self,
+        steps: Sequence[Step],
+        writes: Sequence[frozenset[str]],
+        scopes: Sequence[tuple[Scope, ...]],
+        blocks: Sequence[Block],
+        chunk: Chunk,
+    ) -> None:
+        """Record the steps of one run of a compiled segment (indices continue the table)."""
+        self._add(steps, writes, scopes)
+        for block in blocks:
+            self._add_block(block)
+        self.chunks.append(chunk)
+        self._chunk_starts.append(chunk.start)
+
+    def _add(
+        self, steps: Sequence[Step], writes: Sequence[frozenset[str]], scopes: Sequence[tuple[Scope, ...]]
+    ) -> None:
+        previous = self.scopes[-1] if self.scopes else ()
+        index = len(self.steps)
+        self.steps += steps
+        self.writes += writes
+        self.scopes += scopes
+        by_id, by_node, write_at = self.by_id, self.by_node, self.write_at
+        for step, written, scope in zip(steps, writes, scopes):
+            by_id[step.id] = index
+            by_node.setdefault(step.node_id, []).append(index)
             for name in written:
-                self.write_at.setdefault(name, []).append(step.index)
-        self.written = frozenset(self.write_at)
-        self.blocks = _blocks(self.steps)
-        self._block_starts = [b.start for b in self.blocks]
-        self._block_writes = [self._union(b.start, b.start + b.rep_len) for b in self.blocks]
+                write_at.setdefault(name, []).append(index)
+            if scope is not previous:
+                depth = 0
+                while depth < min(len(scope), len(previous)) and scope[depth][1] == previous[depth][1]:
+                    depth += 1
+                for def_id, instance in scope[depth:]:
+                    self.scope_starts.setdefault(def_id, []).append(index)
+                    self.scope_first.setdefault(instance, index)
+                previous = scope
+            index += 1
+
+    def _add_block(self, block: Block) -> None:
+        self.blocks.append(block)
+        self._block_starts.append(block.start)
+        self._block_writes.append(self._union(block.start, block.start + block.rep_len))
 
     # --- where things are -----------------------------------------------------------------------
 
@@ -96,35 +190,39 @@ class StepTable:
         """The top-level block holding step ``index``."""
         return self.blocks[bisect.bisect_right(self._block_starts, index) - 1]
 
-    def repetition_end(self, index: int) -> int:
-        """One past the last step of the innermost repetition holding step ``index`` (a top-level
-        dispatch is its own repetition)."""
-        reps = self.steps[index].repetitions
-        end = index + 1
-        while end < self.count and self.steps[end].repetitions[: len(reps)] == reps and reps:
+    def chunk_of(self, index: int) -> Chunk | None:
+        """The run of a Program segment holding step ``index`` (None in a plain graph)."""
+        if not self.chunks:
+            return None
+        return self.chunks[bisect.bisect_right(self._chunk_starts, index) - 1]
+
+    def scope_end(self, index: int, scan: int | None = None) -> tuple[int | None, int]:
+        """One past the last step of the innermost scope (repetition, loop iteration, branch) holding
+        step ``index`` (a top-level dispatch is its own), or None when the recorded steps end inside
+        it; and where the scan stopped, to go on from there (``scan``) once more steps are recorded."""
+        scope = self.scopes[index]
+        if not scope:
+            return index + 1, index + 1
+        depth, instance = len(scope) - 1, scope[-1][1]
+        end = index + 1 if scan is None else scan
+        while end < self.count:
+            here = self.scopes[end]
+            if here is not scope and (len(here) <= depth or here[depth][1] != instance):
+                return end, end
             end += 1
-        return end
+        return (end if self.complete else None), end
 
-    def repetition_starts(self, use_id: str) -> list[int]:
-        """First step of every repetition of the sequence use ``use_id`` (any nesting level)."""
-        starts, seen = [], set()
-        for step in self.steps:
-            for rep in step.repetitions:
-                if rep[0] == use_id and rep not in seen:
-                    seen.add(rep)
-                    starts.append(step.index)
-        return starts
+    def scope_start(self, instance: str) -> int | None:
+        """First step of a repetition, iteration or branch instance (``substep[37]``, ``solve/iter[7]``)."""
+        return self.scope_first.get(instance)
 
-    def repetition_start(self, rep_id: str) -> int | None:
-        """First step of the repetition ``rep_id`` (``substep[37]``), or None."""
-        prefix = rep_id + "/"
-        return next((s.index for s in self.steps if s.id.startswith(prefix)), None)
+    def next_in_scope(self, def_id: str, after: int) -> int | None:
+        """First step after ``after`` that begins a repetition, iteration or taken branch of ``def_id``."""
+        return _first_after(self.scope_starts.get(def_id, []), after)
 
     def next_of_node(self, node_id: str, after: int) -> int | None:
         """First step of ``node_id`` with an index greater than ``after``."""
-        where = self.by_node.get(node_id, [])
-        i = bisect.bisect_right(where, after)
-        return where[i] if i < len(where) else None
+        return _first_after(self.by_node.get(node_id, []), after)
 
     # --- writes ---------------------------------------------------------------------------------
 
@@ -166,6 +264,37 @@ class StepTable:
         return frozenset(out)
 
 
+def _first_after(indices: Sequence[int], after: int) -> int | None:
+    i = bisect.bisect_right(indices, after)
+    return indices[i] if i < len(indices) else None
+
+
+def _plain_scopes(steps: Sequence[Step]) -> list[tuple[Scope, ...]]:
+    """A plain graph's step scopes, from repetitions and ids (``substep[3]/p2g`` is in ``substep[3]``);
+    steps of one repetition share one tuple (they share their ``repetitions`` too)."""
+    out: list[tuple[Scope, ...]] = []
+    last_reps: Any = None
+    last: tuple[Scope, ...] = ()
+    for step in steps:
+        if step.repetitions is not last_reps:
+            last_reps, last = step.repetitions, _scopes_of(step)
+        out.append(last)
+    return out
+
+
+def _scopes_of(step: Step) -> tuple[Scope, ...]:
+    if not step.repetitions:
+        return ()
+    parts = step.id.split("]/")  # node names hold no ']': "a[3]/b[1]/k" -> "a[3", "b[1", "k"
+    out: list[Scope] = []
+    prefix = ""
+    for (use_id, _), part in zip(step.repetitions, parts):
+        prefix += part + "]"
+        out.append((use_id, prefix))
+        prefix += "/"
+    return tuple(out)
+
+
 def _blocks(steps: Sequence[Step]) -> list[Block]:
     blocks: list[Block] = []
     i, n = 0, len(steps)
@@ -194,7 +323,7 @@ class SegmentRunner:
     compiled
         The session's compiled graph (its frozen graph gives the kernels and args).
     table
-        The steps of that graph.
+        The steps of that graph (recorded as the session runs, for a graph with control flow).
     max_chunk
         Most repetitions in one segment: bounds the size of the graphs built.
     cache_size
@@ -213,6 +342,8 @@ class SegmentRunner:
         self._cache_size = cache_size
         self.builds = 0
         self._launchers: dict[str, Callable[[Mapping[str, Any]], None]] = {}
+        # a control-flow graph compiles to a Program of segments (graphlab.controlflow); whole runs of them are reused
+        self._program: Program | None = compiled._ti_graph if compiled.graph.has_control_flow else None
 
     @property
     def cached(self) -> list[tuple[Any, ...]]:
@@ -226,20 +357,34 @@ class SegmentRunner:
 
         ``"span"``: as few pieces as the segment shapes allow; ``"repetition"``: one piece per
         repetition of a top-level sequence (and per top-level dispatch), so a condition can be
-        checked between them; ``"dispatch"``: one piece per dispatch.
+        checked between them; ``"dispatch"``: one piece per dispatch. In a control-flow graph, a
+        whole run of one of its Program's segments is one piece (in ``"repetition"`` too when the
+        segment holds only dispatches, a loop iteration say); a partial run is planned as above.
         """
         if granularity == "dispatch":
             return [Piece(k, k + 1, "dispatch") for k in range(start, stop)]
-        if granularity == "span" and start == 0 and stop == self.table.count and stop > 1:
+        table = self.table
+        if granularity == "span" and self._program is None and start == 0 and stop == table.count and stop > 1:
             return [Piece(0, stop, "graph", ("graph",))]
         pieces: list[Piece] = []
         i = start
         while i < stop:
-            block = self.table.block_of(i)
+            chunk = table.chunk_of(i)
+            if (
+                chunk is not None
+                and i == chunk.start
+                and chunk.stop <= stop
+                and (granularity == "span" or chunk.simple)
+            ):
+                pieces.append(Piece(i, chunk.stop, "program", ("program", chunk.segment)))
+                i = chunk.stop
+                continue
+            end = stop if chunk is None else min(stop, chunk.stop)
+            block = table.block_of(i)
             if block.use_id is None:
                 j = i + 1
                 if granularity == "span":
-                    while j < stop and self.table.block_of(j).use_id is None:
+                    while j < end and table.block_of(j).use_id is None:
                         j += 1
                 pieces.append(self._steps_piece(i, j))
                 i = j
@@ -251,8 +396,8 @@ class SegmentRunner:
                 pieces.append(self._steps_piece(i, j))
                 i = j
                 continue
-            whole = min((block.stop - i) // block.rep_len, (stop - i) // block.rep_len)
-            sizes = [1] * whole if granularity == "repetition" else _chunks(whole, self.max_chunk)
+            whole_reps = min((block.stop - i) // block.rep_len, (stop - i) // block.rep_len)
+            sizes = [1] * whole_reps if granularity == "repetition" else _chunks(whole_reps, self.max_chunk)
             for size in sizes:
                 j = i + size * block.rep_len
                 if block.rep_len == 1 and size == 1:
@@ -278,12 +423,23 @@ class SegmentRunner:
             self.launch(piece.start, values)
         elif piece.kind == "graph":  # the whole graph: the compiled graph itself, values checked as by run()
             self._compiled.run({k: v for k, v in values.items() if k in self._compiled.args})
+        elif piece.kind == "program":  # one segment of the control-flow graph's Program, as Program.run runs it
+            assert self._program is not None
+            self._program.segments[piece.key[1]].ti_graph.run(values)
         else:
             self.segment(piece.key).run(dict(values))
 
+    def run_chunk(self, chunk: Chunk, values: Mapping[str, Any]) -> None:
+        """Launch a whole run of a Program segment (what ``plan`` makes one ``"program"`` piece)."""
+        assert self._program is not None
+        self._program.segments[chunk.segment].ti_graph.run(values)
+
     def launch(self, index: int, values: Mapping[str, Any]) -> None:
         """Call step ``index``'s kernel directly with the values in parameter order."""
-        step = self.table.steps[index]
+        self.launch_step(self.table.steps[index], values)
+
+    def launch_step(self, step: Step, values: Mapping[str, Any]) -> None:
+        """Call a step's kernel directly (also a step not in the table: a run ahead on copies)."""
         launcher = self._launchers.get(step.node_id)
         if launcher is None:
             launcher = _launcher(step.dispatch)

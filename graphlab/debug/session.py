@@ -17,6 +17,16 @@ replays forward. On archs where float atomics make the last bits depend on threa
 CPU threads, GPUs), a replayed state can differ in those bits from the first run: run on one CPU
 thread (``ti.init(arch=ti.cpu, cpu_max_num_threads=1)``) for bit-identical replays.
 
+A graph with conditionals or loops has no fixed list of dispatches: the session records its timeline
+as it runs (:mod:`graphlab.debug.flow`). When the position reaches a control point, the flag is
+read on the host, as the compiled graph's Program reads it, and the steps of the path taken are
+appended: ``solve/iter[7]/jacobi``, ``branch/then/halve``. Going back and forth within the recorded
+timeline follows it; going forward past its end decides anew; ``restart()`` forgets it. A
+continue with nothing to stop at runs the Program's own compiled segments, reading each flag once,
+as ``run()`` does. Positions past the recorded end are unknown until reached, so ``step_count``
+and ``Position.total`` count the steps recorded so far until the run has ended once
+(``Position.total_known``).
+
 Examples
 --------
 >>> dbg = g.debug(x=F_x, v=F_v, C=F_C, J=F_J, grid_v=F_grid_v, grid_m=F_grid_m)  # doctest: +SKIP
@@ -36,10 +46,12 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
 from graphlab import taichi_bridge as bridge
 from graphlab.compiled import CompiledGraph
+from graphlab.controlflow import ControlEvent
 from graphlab.dataflow import WRITE, dataflow_facts
 from graphlab.debug.breakpoints import (
     Breakpoint,
@@ -52,8 +64,10 @@ from graphlab.debug.breakpoints import (
     compile_watch,
     evaluate_watches,
 )
+from graphlab.debug.flow import Recorder, build_items, parse_id, runs_once
 from graphlab.debug.inspect import BufferView, DiffView, _Where
 from graphlab.debug.report import (
+    Decision,
     Fault,
     Halt,
     NonfiniteHit,
@@ -72,7 +86,7 @@ from graphlab.debug.segments import Granularity, SegmentRunner, StepTable, Timel
 from graphlab.debug.stats import BufferStats, buffer_stats, diff_stats, first_nonfinite
 from graphlab.debug.timing import TimingRecorder, TimingReport, timed
 from graphlab.errors import GraphlabError, StaleGraphError
-from graphlab.nodes import CONTROL
+from graphlab.nodes import Loop
 
 if TYPE_CHECKING:
     from graphlab.debug.segments import Piece
@@ -146,14 +160,6 @@ class DebugSession:
             raise DebugError(
                 f"DebugSession(graph, ...): expected a graphlab Graph or CompiledGraph, got {type(graph).__name__}"
             )
-        model = graph.graph if isinstance(graph, CompiledGraph) else graph
-        if model.has_control_flow:
-            control = [node_id for node_id, node in model.nodes() if isinstance(node, CONTROL)]
-            raise DebugError(
-                f"graph {model.name!r} has conditionals or loops ({', '.join(control[:5])}): the step "
-                "debugger needs a fixed list of dispatches, which their flags decide only at run time. Debug a "
-                "branch or loop body as a graph of its own, or run the whole graph with run()"
-            )
         self.options = _checked(options)
         compiled = graph if isinstance(graph, CompiledGraph) else graph.compile()
         self.graph: Graph = compiled.graph
@@ -168,8 +174,14 @@ class DebugSession:
                 self._canon[name] = owner.setdefault(id(self._values[name]), name)
         self._live = {c: self._values[c] for c in dict.fromkeys(self._canon.values())}
         self.notes: list[str] = []
-        steps = self.graph.steps()
-        table = StepTable(steps, self._writes(steps))
+        self._node_writes = self._writes()
+        self._recorder: Recorder | None = None
+        if self.graph.has_control_flow:  # the timeline is recorded as the session runs (graphlab.debug.flow)
+            self._recorder = Recorder(self.graph, build_items(self.graph, compiled._ti_graph))
+            table = StepTable(written=frozenset().union(*self._node_writes.values()), complete=False)
+        else:
+            steps = self.graph.steps()
+            table = StepTable(steps, [self._node_writes.get(step.node_id, frozenset()) for step in steps])
         self._table = table
         self._segments = SegmentRunner(compiled, table, max_chunk=self.options.max_chunk)
         self._breaks = BreakpointSet(self.graph, table, self.graph.args)
@@ -180,19 +192,20 @@ class DebugSession:
         self._state = 0  # bumped whenever the live buffers change
         self.faults: list[Fault] = []
 
-    def _writes(self, steps: list[Any]) -> list[frozenset[str]]:
+    def _writes(self) -> dict[str, frozenset[str]]:
+        """The buffers (canonical names) each dispatch node writes, from the data-flow facts."""
         facts = dataflow_facts(self.graph)
         untracked: set[str] = set()
-        writes = []
-        for step in steps:
+        writes: dict[str, frozenset[str]] = {}
+        for node_id, accesses in facts.args.items():
             written = set()
-            for arg, flags in facts.args.get(step.node_id, {}).items():
+            for arg, flags in accesses.items():
                 if flags & WRITE:
                     if arg in self._canon:
                         written.add(self._canon[arg])
                     else:
                         untracked.add(arg)
-            writes.append(frozenset(written))
+            writes[node_id] = frozenset(written)
         if untracked:
             note = (
                 f"the graph writes texture(s) {', '.join(sorted(untracked))}, which snapshots do not cover: "
@@ -206,19 +219,39 @@ class DebugSession:
 
     @property
     def position(self) -> Position:
-        """The current position: dispatches done, and the step id of the next one."""
+        """The current position: dispatches done, and the step id of the next one.
+
+        With control flow, standing at a control point decides it (reads the flag) to name the next step.
+        """
         return self._position_at(self._pos)
 
     def _position_at(self, k: int) -> Position:
-        steps, n = self._table.steps, self._table.count
+        if k == self._pos:
+            self._known(k)
+        table = self._table
+        steps, n = table.steps, table.count
         nxt = steps[k] if k < n else None
         last = steps[k - 1] if k > 0 else None
-        return Position(k, n, nxt.id if nxt else None, nxt.node_id if nxt else None, last.id if last else None)
+        return Position(
+            k, n, nxt.id if nxt else None, nxt.node_id if nxt else None, last.id if last else None, table.complete
+        )
 
     @property
     def step_count(self) -> int:
-        """Dispatches of the unrolled graph."""
+        """Dispatches of the unrolled graph; with control flow, those recorded so far (all of them
+        once the run has reached its end: ``position.total_known``)."""
         return self._table.count
+
+    @property
+    def events(self) -> list[ControlEvent]:
+        """Branches taken and loop iterations in the recorded timeline, as ``compiled.last_events``
+        gives them for a run (a loop's event comes when it ends); empty without control flow."""
+        return [] if self._recorder is None else list(self._recorder.events)
+
+    @property
+    def decisions(self) -> list[Decision]:
+        """Every flag read in the recorded timeline: where, which node, the value and the choice."""
+        return [] if self._recorder is None else list(self._recorder.decisions)
 
     @property
     def buffers(self) -> Mapping[str, Any]:
@@ -235,29 +268,53 @@ class DebugSession:
     def _resolve(self, name: str) -> Any:
         return self._values[name]
 
+    def _known(self, k: int) -> bool:
+        """Whether step ``k`` exists; at the end of the recorded timeline (only where the position
+        stands) this records the next steps, deciding the control points on the live buffers."""
+        while k >= self._table.count and not self._table.complete:
+            self._extend()
+        return k < self._table.count
+
+    def _extend(self) -> None:
+        """Record the next run of a Program segment; mark the table complete at the graph's end."""
+        assert self._recorder is not None and self._pos == self._table.count
+        recorded = self._recorder.extend(self._values, self._table.count)
+        if recorded is None:
+            self._table.complete = True
+            return
+        writes = [self._node_writes.get(step.node_id, frozenset()) for step in recorded.steps]
+        self._table.append(recorded.steps, writes, recorded.scopes, recorded.blocks, recorded.chunk)
+
     # --- controls -----------------------------------------------------------------------------
 
     def step(self) -> Stop:
         """Run one dispatch from Python (timed, with its written buffers saved for ``back()``)."""
         self._alive()
         t0, start = time.perf_counter(), self._pos
-        if self._pos >= self._table.count:
+        if not self._known(self._pos):
             return self._stop("end", start, t0)
         fault = self._step_one()
         if fault is not None:
             return self._stop("fault", start, t0, Halt("fault", fault=fault))
-        return self._stop("end" if self._pos == self._table.count else "step", start, t0)
+        return self._stop("step", start, t0)
 
     def step_over(self) -> Stop:
-        """Run the rest of the current (innermost) sequence repetition; breakpoints still stop it."""
+        """Run the rest of the current (innermost) sequence repetition, loop iteration or branch;
+        breakpoints still stop it."""
         self._alive()
-        if self._pos >= self._table.count:
+        if not self._known(self._pos):
             return self._stop("end", self._pos, time.perf_counter())
-        return self._advance(self._table.repetition_end(self._pos), "step")
+        here, scanned = self._pos, [self._pos + 1]
+
+        def find(table: StepTable) -> int | None:
+            end, scanned[0] = table.scope_end(here, scanned[0])
+            return end
+
+        return self._advance(_Goal(find, "the end of this repetition"), "step")
 
     def continue_(self) -> Stop:
         """Run to the next breakpoint, a condition turning true, a fault, or the end."""
-        return self._advance(self._table.count, "end")
+        return self._advance(_END, "end")
 
     def run_to(self, target: str | int) -> Stop:
         """Run forward to a step index, a step id, or the next dispatch of a node id.
@@ -265,21 +322,22 @@ class DebugSession:
         Breakpoints on the way stop the run first.
         """
         self._alive()
-        if isinstance(target, str) and step_kind(target) == "node":
+        if isinstance(target, str) and self._id_kind(target) == "node":
             self.graph.node(target)  # raises with the ids nearby when unknown
-            q = self._table.next_of_node(target, self._pos)
-            if q is None:
+            after = self._pos
+            q = self._table.next_of_node(target, after)
+            if q is None and self._table.complete:
                 raise DebugError(
                     f"run_to({target!r}): no dispatch of {target!r} runs after step {self._pos}; "
                     "goto() or restart() to go back"
                 )
-        else:
-            q = self._index(target, "run_to")
-            if q < self._pos:
-                raise DebugError(
-                    f"run_to({target!r}): step {q} is behind the current step {self._pos}; use goto({q}) or back()"
-                )
-        return self._advance(q, "step")
+            return self._advance(_Goal(lambda t: t.next_of_node(target, after), f"a dispatch of {target!r}"), "step")
+        q = self._lookup(target, "run_to")
+        if q is not None and q < self._pos:
+            raise DebugError(
+                f"run_to({target!r}): step {q} is behind the current step {self._pos}; use goto({q}) or back()"
+            )
+        return self._advance(self._goal(target, q), "step")
 
     def back(self, steps: int = 1) -> Stop:
         """Go back ``steps`` dispatches (exactly: see the module docs)."""
@@ -290,32 +348,38 @@ class DebugSession:
     def goto(self, target: str | int) -> Stop:
         """Travel to a position (a step index 0..step_count, a step id or a repetition id), either way.
 
-        Going forward runs without stopping at breakpoints.
+        Going forward runs without stopping at breakpoints; with control flow, past the recorded
+        timeline it decides as it goes, and stops at the end if the run ends first.
         """
         self._alive()
-        q = self._index(target, "goto")
+        q = self._lookup(target, "goto")
         t0, start = time.perf_counter(), self._pos
-        reason: StopReason = "start" if q == 0 else "end" if q == self._table.count else "step"
+        if q is None or q > self._pos:
+            return self._advance(self._goal(target, q), "step", locations=False, conditions=False)
         if q < self._pos:
             self._back_to(q)
-        elif q > self._pos:
-            return self._advance(q, reason, locations=False, conditions=False)
-        return self._stop(reason, start, t0)
+        return self._stop("start" if q == 0 else "step", start, t0)
 
     def restart(self) -> Stop:
-        """Put every buffer back to the initial state (position 0)."""
+        """Put every buffer back to the initial state (position 0); with control flow, forget the
+        recorded timeline too (the flags decide anew)."""
         self._alive()
         t0, start = time.perf_counter(), self._pos
+        restored = self._table.written_between(0, self._pos)
         self._timeline.restore(0, self._pos)
         self._timeline.clear()
         self._pos, self._state = 0, self._state + 1
-        return self._stop("start", start, t0)
+        if self._recorder is not None:
+            self._recorder = self._recorder.fresh()
+            self._table.reset()
+        return self._stop("start", start, t0, restored=restored)
 
     def find_first_nonfinite(self, *, every: Every = "repetition") -> Stop:
         """Run forward to the first dispatch that leaves NaN or Inf in a buffer it writes.
 
         Written buffers are checked on the device after every repetition of a top-level sequence
-        (``every="dispatch"``: after every dispatch); the repetition where one appears is stepped
+        (with control flow, after every run of a compiled segment, such as a loop iteration;
+        ``every="dispatch"``: after every dispatch); the repetition where one appears is stepped
         again dispatch by dispatch, so the stop names the exact dispatch, buffer, count and first
         index (``stop.nonfinite``). Breakpoints do not stop the hunt.
         """
@@ -333,7 +397,7 @@ class DebugSession:
                     "first writes them, so go back before they appeared (goto, restart) and hunt again"
                 )
                 return self._stop("nonfinite", start, t0, Halt("nonfinite", nonfinite=hit, note=note))
-        return self._advance(self._table.count, "end", locations=False, conditions=False, hunt=every)
+        return self._advance(_END, "end", locations=False, conditions=False, hunt=every)
 
     # --- breakpoints and watches ------------------------------------------------------------------
 
@@ -388,7 +452,8 @@ class DebugSession:
     # --- inspection -------------------------------------------------------------------------------
 
     def inspect(self, name: str, *, at: str | int | None = None) -> BufferView:
-        """A view of buffer ``name`` now (or at a past or future position ``at``, rebuilt on copies)."""
+        """A view of buffer ``name`` now (or at a past or future position ``at``, rebuilt on copies;
+        with control flow, a position of the recorded timeline)."""
         self._alive()
         canon = self._buffer(name)
         q = self._pos if at is None else self._index(at, "inspect")
@@ -430,32 +495,79 @@ class DebugSession:
     # --- timing, parity, memory -------------------------------------------------------------------
 
     def timing(self) -> TimingReport:
-        """Device time of the dispatches stepped so far, per step and summed per node."""
-        return self._timing.report()
+        """Device time of the dispatches stepped so far, per step and summed per node; with loops,
+        each loop's iterations in the recorded timeline."""
+        return self._timing.report(self._loop_rows())
+
+    def _loop_rows(self) -> list[tuple[str, int, int, int]]:
+        """``(loop id, finished runs, iterations, runs that hit max_iter)`` per loop entered, in program order."""
+        if self._recorder is None:
+            return []
+        iterations = self._recorder.iterations
+        runs: dict[str, list[ControlEvent]] = {}
+        for event in self._recorder.events:
+            if event.kind == "loop":
+                runs.setdefault(event.node, []).append(event)
+        return [
+            (
+                node_id,
+                len(runs.get(node_id, [])),
+                iterations[node_id],
+                sum(e.limit_reached for e in runs.get(node_id, [])),
+            )
+            for node_id, node in self.graph.nodes()
+            if isinstance(node, Loop) and node_id in iterations
+        ]
 
     def profile(self, *, steps: int | None = None) -> TimingReport:
         """Time every dispatch from here to the end (or the next ``steps``) on copies of the buffers.
 
         The session does not move; like TVM's debug executor, each dispatch runs alone between two
-        ``ti.sync()``.
+        ``ti.sync()``. With control flow, past the recorded timeline the flags are read on the copies.
         """
         self._alive()
-        stop = self._table.count if steps is None else min(self._table.count, self._pos + max(0, steps))
+        table = self._table
+        stop = None if steps is None else self._pos + max(0, steps)
         values = self._detached(self._pos)
         recorder = TimingRecorder()
-        for k in range(self._pos, stop):
-            recorder.record_step(self._table.ref(k), timed(partial(self._segments.launch, k, values)))
+        k = self._pos
+        while k < table.count and (stop is None or k < stop):
+            recorder.record_step(table.ref(k), timed(partial(self._segments.launch, k, values)))
+            k += 1
+        ahead = None if self._recorder is None or table.complete else self._recorder.clone()
+        while ahead is not None and (stop is None or k < stop):
+            recorded = ahead.extend(values, k)
+            if recorded is None:
+                break
+            for step in recorded.steps[: None if stop is None else stop - k]:
+                ref = StepRef(k, step.id, step.node_id, step.dispatch.kernel.name)
+                recorder.record_step(ref, timed(partial(self._segments.launch_step, step, values)))
+                k += 1
         return recorder.report()
 
     def parity(self) -> ParityReport:
         """Run the initial state through the compiled graph and, dispatch by dispatch, through the
-        kernels (both on copies), and compare every written buffer at the end."""
+        kernels (both on copies), and compare every written buffer at the end.
+
+        With control flow the stepped run decides on its own copies and the paths are compared too
+        (``ParityReport.control``); the compiled graph's ``last_events`` then describe this run.
+        """
         self._alive()
         stepped = self._detached(0)
-        for k in range(self._table.count):
-            self._segments.launch(k, stepped)
+        stepped_events: list[ControlEvent] = []
+        if self._recorder is None:
+            for k in range(self._table.count):
+                self._segments.launch(k, stepped)
+        else:
+            walker = self._recorder.fresh()
+            k = 0
+            while (recorded := walker.extend(stepped, k)) is not None:
+                for step in recorded.steps:
+                    self._segments.launch_step(step, stepped)
+                k = recorded.chunk.stop
+            stepped_events = walker.events
         compiled = self._detached(0)
-        self._compiled.run({k: v for k, v in compiled.items() if k in self._compiled.args})
+        self._compiled.run({name: v for name, v in compiled.items() if name in self._compiled.args})
         bridge.sync()
         rows = []
         for name in self._ordered(self._table.written):
@@ -465,7 +577,8 @@ class DebugSession:
             )
         threads = _cpu_threads()
         notes = timing_dependent(dataflow_facts(self.graph).args, self.graph.args, self.arch, threads)
-        return ParityReport(self.arch, threads, tuple(rows), notes)
+        control = () if self._recorder is None else _paths_differ(stepped_events, self._compiled.last_events)
+        return ParityReport(self.arch, threads, tuple(rows), notes, control)
 
     @property
     def snapshots(self) -> SnapshotUsage:
@@ -491,13 +604,16 @@ class DebugSession:
 
     def _advance(
         self,
-        target: int,
+        goal: _Goal,
         reason: StopReason,
         *,
         locations: bool = True,
         conditions: bool = True,
         hunt: Every | None = None,
     ) -> Stop:
+        """Run forward to ``goal``, stopping first at breakpoints (``locations``), conditions or a
+        hunt's find. With control flow the goal may lie past the recorded timeline: run to its end,
+        record what comes next (deciding on the live buffers), and go on."""
         self._alive()
         t0, start = time.perf_counter(), self._pos
         conds = self._breaks.conditions() if conditions else []
@@ -509,17 +625,91 @@ class DebugSession:
             check = ConditionCheck(self._breaks, self._resolve)
         fine = (hunt == "dispatch") or any(bp.every == "dispatch" for bp in conds) or not self.options.fast_forward
         granularity: Granularity = "dispatch" if fine else "repetition" if check else "span"
-        limit, hits = target, list[Breakpoint]()
-        if locations:
-            nxt = self._breaks.next_location(self._pos)
-            if nxt is not None and nxt[0] <= target:
-                limit, hits = nxt
-        halt = self._run(self._pos, limit, granularity, check)
+        if check is None and granularity == "span" and self._recorder is not None:
+            halt, hits, missed = self._fly(start, goal, locations)
+        else:
+            halt, hits, missed = self._walk(start, goal, locations, granularity, check)
         if halt is not None:
             return self._stop(halt.reason, start, t0, halt)
         if hits:
             return self._stop("breakpoint", start, t0, Halt("breakpoint", tuple(hits)))
-        return self._stop("end" if self._pos == self._table.count else reason, start, t0)
+        note = ""
+        if missed and goal.what:
+            note = f"the run ended at step {self._pos} without reaching {goal.what}: the flags took another path"
+        return self._stop(reason, start, t0, Halt(reason, note=note))
+
+    def _limit(self, goal: _Goal, start: int, locations: bool) -> tuple[int | None, int, list[Breakpoint]]:
+        """The goal if the recorded steps show it, where to run to now, and the breakpoints there
+        (a breakpoint at the control's start does not stop it again)."""
+        target = goal.find(self._table)
+        limit, hits = self._table.count if target is None else max(target, self._pos), list[Breakpoint]()
+        if locations:
+            nxt = self._breaks.next_location(self._pos - 1 if self._pos > start else start)
+            if nxt is not None and nxt[0] <= limit:
+                limit, hits = nxt
+        return target, limit, hits
+
+    def _walk(
+        self, start: int, goal: _Goal, locations: bool, granularity: Granularity, check: Check | None
+    ) -> tuple[Halt | None, list[Breakpoint], bool]:
+        """Run to the goal span by span (a plain graph's one span; with control flow, the recorded
+        steps, then each new run of a segment as it is recorded). Returns the halt, the breakpoints
+        reached, and whether the graph ended before the goal."""
+        while True:
+            target, limit, hits = self._limit(goal, start, locations)
+            halt = self._run(self._pos, limit, granularity, check)
+            if halt is not None or hits:
+                return halt, hits, False
+            if target is not None and self._pos >= target:
+                return None, [], False
+            if not self._known(self._pos):
+                return None, [], True
+
+    def _fly(self, start: int, goal: _Goal, locations: bool) -> tuple[Halt | None, list[Breakpoint], bool]:
+        """Run a control-flow graph at compiled speed to the goal, a breakpoint or the end: its
+        Program's segments back to back, each flag read on the host between them as
+        ``Program.run`` reads it (the only waits), the timeline recorded on the way. One mark of
+        every buffer the graph may write at the start; one wait at the end.
+
+        If Taichi raises, the buffers go back to ``start`` and the steps are run again piece by
+        piece to find the dispatch that fails."""
+        table = self._table
+        self._timeline.mark(start, table.written)
+        bridge.sync()
+        t = time.perf_counter()
+        hits: list[Breakpoint] = []
+        missed = False
+        try:
+            while True:
+                target, limit, hits = self._limit(goal, start, locations)
+                pos, self._pos = self._pos, limit  # what may have run, should Taichi raise
+                last = table.chunks[-1] if table.chunks else None
+                if last is not None and (last.start, last.stop) == (pos, limit):  # the run just recorded
+                    self._segments.run_chunk(last, self._values)
+                else:
+                    for piece in self._segments.plan(pos, limit, "span"):
+                        self._segments.run(piece, self._values)
+                if hits or (target is not None and limit >= target):
+                    break
+                if not self._known(limit):  # the next flag read waits for the device
+                    missed = True
+                    break
+            bridge.sync()
+        except KeyboardInterrupt:
+            self._back_to(start)
+            raise
+        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
+            error, reached = _without_frames(exc), self._pos
+            self._back_to(start)
+            for piece in self._segments.plan(start, reached, "span"):
+                halt = self._run_piece(piece)
+                if halt is not None:
+                    return halt, [], False
+            return self._unreproduced(start, reached, error), [], False
+        if self._pos > start:
+            self._timing.record_segment(start, self._pos, time.perf_counter() - t)
+        self._state += 1
+        return None, hits, missed
 
     def _run(self, start: int, stop: int, granularity: Granularity, check: Check | None) -> Halt | None:
         """Run ``[start, stop)``: at once when nothing is checked on the way, else piece by piece."""
@@ -694,43 +884,84 @@ class DebugSession:
         return [n for n in self._live if n in names]
 
     def _index(self, target: str | int, what: str) -> int:
-        n = self._table.count
+        """The position ``target`` names, which must be known (recorded, with control flow)."""
+        q = self._lookup(target, what)
+        if q is None:
+            raise DebugError(
+                f"{what}({target!r}): that step has not run yet, and which steps run depends on the graph's flags; "
+                "run there first (run_to, continue_ with a breakpoint)"
+            )
+        return q
+
+    def _lookup(self, target: str | int, what: str) -> int | None:
+        """The position ``target`` names; None for a step of a control-flow graph that fits the
+        graph but is not recorded yet (it may still run)."""
+        table = self._table
+        n = table.count
         if isinstance(target, bool) or not isinstance(target, (str, int)):
             raise DebugError(f"{what}({target!r}): give a step index 0..{n}, a step id or a repetition id")
         if isinstance(target, int):
-            if not 0 <= target <= n:
+            if target < 0 or (table.complete and target > n):
                 raise DebugError(f"{what}({target}): a position must lie in 0..{n} (0: the start, {n}: the end)")
-            return target
-        kind = step_kind(target)
-        if kind == "step":
-            if target not in self._table.by_id:
-                raise unknown_id(target, self._table.by_id, f"{what}(): step")
-            return self._table.by_id[target]
-        if kind == "repetition":
-            start = self._table.repetition_start(target)
-            if start is None:
-                raise DebugError(f"{what}({target!r}): no such repetition")
-            return start
-        if target not in self._table.by_node:
-            raise unknown_id(target, self._table.by_node, f"{what}(): node")
-        example = self._table.steps[self._table.by_node[target][0]].id
-        raise DebugError(
-            f"{what}({target!r}): a node runs at many steps; name one, e.g. {example!r}, or give a step index"
-        )
+            return target if target <= n else None
+        if target in table.by_id:
+            return table.by_id[target]
+        kind = self._id_kind(target)
+        if kind == "node" and self._recorder is not None and runs_once(self.graph, target):
+            kind = "step"  # its step id is its node id (branch/then/halve)
+        if kind == "repetition" and table.scope_start(target) is not None:
+            return table.scope_start(target)
+        if kind == "node":
+            known = table.by_node.get(target)
+            if known is None and self._recorder is None:
+                raise unknown_id(target, table.by_node, f"{what}(): node")
+            self.graph.node(target)  # raises for an id that is no node
+            example = f"e.g. {table.steps[known[0]].id!r}, " if known else ""
+            raise DebugError(f"{what}({target!r}): a node runs at many steps; name one, {example}or give a step index")
+        if self._recorder is None:
+            if kind == "step":
+                raise unknown_id(target, table.by_id, f"{what}(): step")
+            raise DebugError(f"{what}({target!r}): no such repetition")
+        if table.complete:
+            raise DebugError(
+                f"{what}({target!r}): the recorded run does not pass there (its flags took another path); "
+                "restart() to decide anew"
+            )
+        return None
 
-    def _stop(self, reason: StopReason, start: int, t0: float, halt: Halt | None = None) -> Stop:
+    def _id_kind(self, target: str) -> str:
+        """``"node"``, ``"step"`` or ``"repetition"``; with control flow, checked against the graph."""
+        if self._recorder is not None:
+            return parse_id(self.graph, target)[0]
+        return step_kind(target)
+
+    def _goal(self, target: str | int, q: int | None) -> _Goal:
+        """Where a forward run to ``target`` stops: a known position ``q``, else where it gets recorded."""
+        if q is not None:
+            return _Goal(lambda t: q, "")
+        if isinstance(target, int):
+            return _Goal(lambda t: target if target <= t.count else None, f"step {target}")
+        if self._id_kind(target) == "repetition":
+            return _Goal(lambda t: t.scope_start(target), repr(target))
+        return _Goal(lambda t: t.by_id.get(target), repr(target))
+
+    def _stop(
+        self, reason: StopReason, start: int, t0: float, halt: Halt | None = None, *, restored: set[str] | None = None
+    ) -> Stop:
         halt = halt or Halt(reason)
         for bp in halt.breakpoints:
             bp.hits += 1
         names: list[str] = []
         if self.options.stats_on_stop and start != self._pos:
             lo, hi = sorted((start, self._pos))
-            names = self._ordered(self._table.written_between(lo, hi))
+            names = self._ordered(self._table.written_between(lo, hi) if restored is None else restored)
         stats = StopStats(names, *_stats_access(self))
+        pos = self.position  # with control flow, standing at a control point decides it here
+        if reason == "step" and pos.step_id is None:
+            reason = "end"
         watches = evaluate_watches(self._watches, self._resolve)
-        if self._pos == self._table.count and self._prepared.write_back:
+        if pos.step_id is None and self._prepared.write_back:
             self._prepared.finish()
-        pos = self.position
         return Stop(
             reason,
             pos.index,
@@ -746,6 +977,7 @@ class DebugSession:
             halt.fault,
             halt.nonfinite,
             halt.note,
+            pos.total_known,
         )
 
     def __repr__(self) -> str:
@@ -753,6 +985,29 @@ class DebugSession:
             f"<graphlab.DebugSession of {self.graph.name!r} on {self.arch}: {self.position}, "
             f"{len(self._breaks)} breakpoints, {len(self._watches)} watches>"
         )
+
+
+@dataclass(frozen=True)
+class _Goal:
+    """Where a forward run stops: ``find(table)`` gives the position once the recorded steps show
+    it (always at once in a plain graph); ``what`` names it for the note when the run ends first."""
+
+    find: Callable[[StepTable], int | None]
+    what: str
+
+
+_END = _Goal(lambda t: t.count if t.complete else None, "")
+
+
+def _paths_differ(stepped: list[ControlEvent], compiled: list[ControlEvent]) -> tuple[str, ...]:
+    """Where two runs of a control-flow graph took different paths (empty when they agree)."""
+    out = []
+    for a, b in zip_longest(stepped, compiled):
+        if a != b:
+            left = "nothing" if a is None else f"{a.node} {a.value}"
+            right = "nothing" if b is None else f"{b.node} {b.value}"
+            out.append(f"stepped run: {left}; compiled graph: {right}")
+    return tuple(out)
 
 
 def _without_frames(error: Exception) -> Exception:

@@ -4,13 +4,15 @@ A compiled ``ti.graph`` runs as one call, so it cannot say which kernel took the
 debugger steps a dispatch it waits for the device before and after (``ti.sync()``), so the wall time
 in between is that dispatch's device time plus one launch. The table sums those per node over the
 repetitions measured and gives each its share of the total, and keeps the per-repetition rows.
-Spans run as compiled segments are listed apart (they cannot be split per dispatch).
+Spans run as compiled segments are listed apart (they cannot be split per dispatch). In a graph
+with loops, each loop's row counts its iterations in the recorded timeline, since how many there
+are is what a flag decided.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,13 +56,35 @@ class SegmentTime:
 
 
 @dataclass(frozen=True)
+class LoopTime:
+    """A loop's iterations in the recorded timeline, and the time of the dispatches stepped in it.
+
+    ``iterations`` counts every iteration entered (over all ``runs`` of the loop, and the run under
+    way); ``limit_reached`` the runs stopped by ``max_iter`` rather than by the flag.
+    """
+
+    node_id: str
+    runs: int
+    iterations: int
+    limit_reached: int
+    stepped_s: float
+
+    @property
+    def mean_iterations(self) -> float:
+        """Iterations per finished run (all iterations while none finished)."""
+        return self.iterations / self.runs if self.runs else float(self.iterations)
+
+
+@dataclass(frozen=True)
 class TimingReport:
-    """Per-step rows, per-node sums (program order) and the fast-forwarded segments."""
+    """Per-step rows, per-node sums (program order), the fast-forwarded segments, and per-loop
+    iteration counts (graphs with loops)."""
 
     steps: tuple[StepTime, ...]
     nodes: tuple[NodeTime, ...]
     segments: tuple[SegmentTime, ...]
     total_s: float
+    loops: tuple[LoopTime, ...] = ()
 
     def node(self, node_id: str) -> NodeTime:
         """The row of one node."""
@@ -70,6 +94,14 @@ class TimingReport:
         known = ", ".join(r.node_id for r in self.nodes) or "none measured yet (step some dispatches first)"
         raise KeyError(f"no timing for node {node_id!r}; nodes measured: {known}")
 
+    def loop(self, node_id: str) -> LoopTime:
+        """The row of one loop."""
+        for row in self.loops:
+            if row.node_id == node_id:
+                return row
+        known = ", ".join(r.node_id for r in self.loops) or "none entered yet"
+        raise KeyError(f"no loop {node_id!r} in the timing; loops: {known}")
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-ready)."""
         return {
@@ -77,6 +109,7 @@ class TimingReport:
             "nodes": [row.__dict__ for row in self.nodes],
             "steps": [row.__dict__ for row in self.steps],
             "segments": [row.__dict__ for row in self.segments],
+            "loops": [{**row.__dict__, "mean_iterations": row.mean_iterations} for row in self.loops],
         }
 
     def __str__(self) -> str:
@@ -116,7 +149,8 @@ class TimingRecorder:
         self._steps[ref.index] = (ref, seconds)
 
     def record_segment(self, start: int, stop: int, seconds: float) -> None:
-        """Remember a span run as one compiled segment."""
+        """Remember a span run as one compiled segment (with control flow: the segments and flag
+        reads of one control)."""
         self._segments.append(SegmentTime(start, stop, seconds))
 
     def clear(self) -> None:
@@ -124,8 +158,11 @@ class TimingRecorder:
         self._steps.clear()
         self._segments.clear()
 
-    def report(self) -> TimingReport:
-        """The tables, steps in program order and nodes in first-measured program order."""
+    def report(self, loops: Sequence[tuple[str, int, int, int]] = ()) -> TimingReport:
+        """The tables, steps in program order and nodes in first-measured program order.
+
+        ``loops``: ``(loop id, runs, iterations, runs that hit max_iter)`` for each loop entered.
+        """
         items = [self._steps[k] for k in sorted(self._steps)]
         total = sum(seconds for _, seconds in items)
         share = (lambda s: s / total) if total > 0 else (lambda s: 0.0)
@@ -139,4 +176,8 @@ class TimingRecorder:
             NodeTime(node, kernels[node], len(t), sum(t), sum(t) / len(t), min(t), max(t), share(sum(t)))
             for node, t in per_node.items()
         )
-        return TimingReport(steps, nodes, tuple(self._segments), total)
+        loop_rows = tuple(
+            LoopTime(loop, runs, iterations, limited, sum(s for r, s in items if r.node_id.startswith(f"{loop}/")))
+            for loop, runs, iterations, limited in loops
+        )
+        return TimingReport(steps, nodes, tuple(self._segments), total, loop_rows)
