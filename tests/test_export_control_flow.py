@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
+from test_control_flow import add_one, halve, jacobi, residual_flag, threshold
 
 import graphlab as gl
 from graphlab.controlflow import ControlEvent
@@ -34,47 +35,6 @@ MAX_ITER = 5000
 
 
 # --- kernels and graphs --------------------------------------------------------------------------------
-
-
-@ti.kernel
-def jacobi(u: ti.types.ndarray(dtype=ti.f32, ndim=1), f: ti.types.ndarray(dtype=ti.f32, ndim=1),
-           u_new: ti.types.ndarray(dtype=ti.f32, ndim=1)):  # fmt: skip
-    n = u.shape[0]
-    for i in u:
-        if 0 < i < n - 1:
-            u_new[i] = 0.5 * (u[i - 1] + u[i + 1] + f[i])
-        else:
-            u_new[i] = 0.0
-
-
-@ti.kernel
-def residual_flag(u: ti.types.ndarray(dtype=ti.f32, ndim=1), u_new: ti.types.ndarray(dtype=ti.f32, ndim=1),
-                  tol: ti.f32, flag: ti.types.ndarray(dtype=ti.i32, ndim=1)):  # fmt: skip
-    flag[0] = 0
-    for i in u:
-        if ti.abs(u_new[i] - u[i]) > tol:
-            flag[0] = 1
-        u[i] = u_new[i]
-
-
-@ti.kernel
-def threshold(x: ti.types.ndarray(dtype=ti.f32, ndim=1), limit: ti.f32, flag: ti.types.ndarray(dtype=ti.i32, ndim=1)):
-    flag[0] = 0
-    for i in x:
-        if x[i] > limit:
-            flag[0] = 1
-
-
-@ti.kernel
-def halve(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-    for i in x:
-        x[i] *= 0.5
-
-
-@ti.kernel
-def add_one(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-    for i in x:
-        x[i] += 1.0
 
 
 def poisson_graph() -> gl.Graph:

@@ -6,28 +6,9 @@ import re
 
 import pytest
 import taichi as ti
+from test_control_flow import add_one, halve, threshold
 
 import graphlab as gl
-
-
-@ti.kernel
-def threshold(x: ti.types.ndarray(dtype=ti.f32, ndim=1), limit: ti.f32, flag: ti.types.ndarray(dtype=ti.i32, ndim=1)):
-    flag[0] = 0
-    for i in x:
-        if x[i] > limit:
-            flag[0] = 1
-
-
-@ti.kernel
-def halve(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-    for i in x:
-        x[i] *= 0.5
-
-
-@ti.kernel
-def add_one(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-    for i in x:
-        x[i] += 1.0
 
 
 class RecordingComm:
