@@ -96,40 +96,24 @@ def fault_view(fault: Fault) -> dict[str, Any]:
     }
 
 
+def _pick(record: Any, *names: str) -> dict[str, Any]:
+    """The named attributes of a debugger record, as a view dict."""
+    return {name: getattr(record, name) for name in names}
+
+
 def breakpoint_view(bp: Breakpoint) -> dict[str, Any]:
     """A ``BreakpointView``."""
-    return {
-        "id": bp.id,
-        "kind": bp.kind,
-        "target": bp.target,
-        "every": bp.every,
-        "enabled": bp.enabled,
-        "hits": bp.hits,
-    }
+    return _pick(bp, "id", "kind", "target", "every", "enabled", "hits")
 
 
 def node_time_view(row: NodeTime) -> dict[str, Any]:
     """A ``NodeTimeView``: a node's stepped dispatches summed (seconds)."""
-    return {
-        "node_id": row.node_id,
-        "kernel": row.kernel,
-        "calls": row.calls,
-        "total_s": row.total_s,
-        "mean_s": row.mean_s,
-        "share": row.share,
-    }
+    return _pick(row, "node_id", "kernel", "calls", "total_s", "mean_s", "share")
 
 
 def decision_view(decision: Any) -> dict[str, Any]:
     """A ``DecisionView``: where the host read a flag of a conditional or loop, and what it chose."""
-    return {
-        "index": decision.index,
-        "node_id": decision.node_id,
-        "scope": decision.scope,
-        "kind": decision.kind,
-        "value": decision.value,
-        "outcome": decision.outcome,
-    }
+    return _pick(decision, "index", "node_id", "scope", "kind", "value", "outcome")
 
 
 def nonfinite_view(hit: NonfiniteHit) -> dict[str, Any]:
