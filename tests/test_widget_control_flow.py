@@ -7,30 +7,9 @@ import re
 import pytest
 import taichi as ti
 from test_control_flow import add_one, halve, threshold
+from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
-
-
-class RecordingComm:
-    def __init__(self, **kwargs):
-        self.comm_id = f"test-{id(self)}"
-        self.sent = []
-
-    def on_msg(self, callback):
-        pass
-
-    def send(self, data=None, buffers=None, **kwargs):
-        self.sent.append(data)
-
-    def close(self, *args, **kwargs):
-        pass
-
-
-@pytest.fixture(autouse=True)
-def recording_comm(monkeypatch):
-    import comm
-
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ trait) and ``gl.verify``, for x64 on this machine; failures say why and leave no
 import numpy as np
 import pytest
 import taichi as ti
+from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 
@@ -18,34 +19,6 @@ def ramp(x: ti.types.ndarray(dtype=ti.f32, ndim=1), scale: ti.f32):
 def square(x: ti.types.ndarray(dtype=ti.f32, ndim=1), y: ti.types.ndarray(dtype=ti.f32, ndim=1)):
     for i in x:
         y[i] = x[i] * x[i]
-
-
-class RecordingComm:
-    def __init__(self, **kwargs):
-        self.comm_id = f"test-{id(self)}"
-        self.sent = []
-
-    def on_msg(self, callback):
-        pass
-
-    def send(self, data=None, buffers=None, **kwargs):
-        self.sent.append(data)
-
-    def close(self, *args, **kwargs):
-        pass
-
-    def replies(self):
-        return [m["content"] for m in self.sent if m.get("method") == "custom"]
-
-    def export_states(self):
-        return [m["state"]["export"] for m in self.sent if m.get("method") == "update" and "export" in m["state"]]
-
-
-@pytest.fixture(autouse=True)
-def recording_comm(monkeypatch):
-    import comm
-
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
 
 
 @pytest.fixture

@@ -11,12 +11,12 @@ import sys
 import types
 from pathlib import Path
 
-import comm
 import graphviz
 import ipywidgets
 import pytest
 import taichi as ti
 import traitlets
+from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.widget import GraphEditor, editor
@@ -52,35 +52,6 @@ def smooth(v: ti.types.ndarray(ndim=1)):
 @ti.kernel
 def templated(x: ti.template()):
     pass
-
-
-class RecordingComm:
-    """Stands in for the kernel's comm: keeps what the widget sends."""
-
-    def __init__(self, **kwargs):
-        self.comm_id = f"test-{id(self)}"
-        self.sent = []
-        self.handler = None
-
-    def on_msg(self, callback):
-        self.handler = callback
-
-    def send(self, data=None, buffers=None, **kwargs):
-        self.sent.append(data)
-
-    def close(self, *args, **kwargs):
-        pass
-
-    def replies(self):
-        return [m["content"] for m in self.sent if m.get("method") == "custom"]
-
-    def updates(self):
-        return [m["state"] for m in self.sent if m.get("method") == "update"]
-
-
-@pytest.fixture(autouse=True)
-def recording_comm(monkeypatch):
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
 
 
 @pytest.fixture

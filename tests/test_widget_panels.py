@@ -5,6 +5,7 @@ traits (JSON, and bytes for arrays) and replies out, over a real debug session o
 import numpy as np
 import pytest
 import taichi as ti
+from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.widget.messages import PANEL_MESSAGES, parse_message
@@ -72,36 +73,6 @@ def values(**extra):
         "dt": 0.01,
         **extra,
     }
-
-
-class RecordingComm:
-    """Stands in for the kernel's comm: keeps what the widget sends (state, and binary buffers apart)."""
-
-    def __init__(self, **kwargs):
-        self.comm_id = f"test-{id(self)}"
-        self.sent = []
-
-    def on_msg(self, callback):
-        pass
-
-    def send(self, data=None, buffers=None, **kwargs):
-        self.sent.append((data, buffers or []))
-
-    def close(self, *args, **kwargs):
-        pass
-
-    def replies(self):
-        return [d["content"] for d, _ in self.sent if d.get("method") == "custom"]
-
-    def updates(self):
-        return [(d["state"], d.get("buffer_paths", []), b) for d, b in self.sent if d.get("method") == "update"]
-
-
-@pytest.fixture(autouse=True)
-def recording_comm(monkeypatch):
-    import comm
-
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
 
 
 @pytest.fixture
@@ -328,7 +299,7 @@ def test_the_diff_is_against_the_previous_position(ed):
 def test_bytes_travel_as_binary_buffers_not_json(ed):
     started(ed)
     debug(ed, "step")
-    state, paths, buffers = next(u for u in reversed(ed.comm.updates()) if "inspect_picture" in u[0] or
+    state, paths, buffers = next(u for u in reversed(ed.comm.updates_with_buffers()) if "inspect_picture" in u[0] or
                                  ["inspect_picture"] in u[1])  # fmt: skip
     assert ["inspect_picture"] in paths and "inspect_picture" not in state
     assert any(bytes(b) == ed.inspect_picture for b in buffers)
