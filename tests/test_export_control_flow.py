@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from test_control_flow import add_one, halve, jacobi, residual_flag, threshold
+from test_control_flow import add_one, halve, jacobi_graph, threshold
 
 import graphlab as gl
 from graphlab.controlflow import ControlEvent
@@ -39,17 +39,7 @@ MAX_ITER = 5000
 
 def poisson_graph() -> gl.Graph:
     """Jacobi iterations until no value moves by more than ``tol`` (at most MAX_ITER)."""
-    g = gl.Graph("poisson")
-    u = g.ndarray("u", ti.f32, ndim=1, shape="n")
-    f = g.ndarray("f", ti.f32, ndim=1, shape="n", role="input")
-    u_new = g.ndarray("u_new", ti.f32, ndim=1, shape="n", role="temp")
-    tol = g.scalar("tol", ti.f32)
-    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
-    body = g.define("iterate")
-    body.dispatch(jacobi, u, f, u_new)
-    body.dispatch(residual_flag, u, u_new, tol, flag)
-    g.loop(body, while_=flag, max_iter=MAX_ITER, name="solve")
-    return g
+    return jacobi_graph(MAX_ITER)
 
 
 def branch_graph() -> gl.Graph:
