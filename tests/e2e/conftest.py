@@ -1,6 +1,8 @@
 """A real JupyterLab server and a real headless Chromium for the widget's end-to-end tests.
 
-One server and one browser per test session (this runs on 2-core CI machines): the server serves a
+One server and one browser per test module (this runs on 2-core CI machines; module scope, so
+Playwright's event loop is gone before the rest of the suite runs: widget code checks for a running
+loop to decide when to redraw): the server serves a
 temporary copy of ``notebooks/`` on 127.0.0.1, a free port and a random token, with the JupyterLab
 app exposed to the page (``--LabApp.expose_app_in_browser``) so tests can wait on its kernel
 instead of on fixed sleeps. Chromium is Debian's (``/usr/bin/chromium``; ``playwright install``
@@ -18,7 +20,7 @@ import pytest
 from labserver import ARTIFACTS, ROOT, Lab, chromium, running_lab
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """JupyterLab on a copy of notebooks/, shut down when the session ends."""
     root = tmp_path_factory.mktemp("lab")
@@ -28,7 +30,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """Headless Chromium with a fresh profile."""
     with chromium(tmp_path_factory.mktemp("chromium-profile")) as context:
