@@ -328,7 +328,9 @@ def _vulkan_child(request: Mapping[str, Any]) -> dict[str, Any]:
     from taichi.lang import impl
 
     kernels = load_kernels(request["payload"])  # before ti.init: a module may call ti.init itself
-    ti.init(arch=ti.vulkan, log_level=ti.WARN)
+    # no offline cache: 1.7.4 hands back a structurally identical kernel compiled earlier under other
+    # parameter names, and the metadata would then name the wrong parameters
+    ti.init(arch=ti.vulkan, log_level=ti.WARN, offline_cache=False)
     if impl.current_cfg().arch != ti.vulkan:
         return {"vulkan": False}
     module = ti.aot.Module(ti.vulkan)
