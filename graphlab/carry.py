@@ -14,13 +14,17 @@ What cannot be carried (a field, an ndarray, any live object, a closure cell) is
 
 Examples
 --------
->>> import taichi as ti                                      # doctest: +SKIP
->>> @ti.kernel                                               # doctest: +SKIP
-... def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-...     for i in x:
-...         x[i] = 1.0
->>> payload = carry_kernels([fill])                          # doctest: +SKIP
->>> run_child("mypkg.work:compute", {"payload": payload.to_dict()})  # doctest: +SKIP
+For example, in a notebook cell (this module's own ``from __future__`` import keeps it out of doctests)::
+
+    import taichi as ti
+
+    @ti.kernel
+    def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+        for i in x:
+            x[i] = 1.0
+
+    payload = carry_kernels([fill])
+    run_child("mypkg.work:compute", {"payload": payload.to_dict()})
 
 where ``mypkg.work.compute(request)`` calls ``load_kernels(request["payload"])["__main__:fill"]``.
 """

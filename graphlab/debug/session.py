@@ -29,11 +29,13 @@ and ``Position.total`` count the steps recorded so far until the run has ended o
 
 Examples
 --------
->>> dbg = g.debug(x=F_x, v=F_v, C=F_C, J=F_J, grid_v=F_grid_v, grid_m=F_grid_m)  # doctest: +SKIP
->>> dbg.break_at("substep/substep_p2g")  # doctest: +SKIP
->>> stop = dbg.continue_(); print(stop)  # doctest: +SKIP
-breakpoint at step 1/2000: next substep[0]/substep_p2g, last ran substep[0]/substep_reset_grid; ...
->>> dbg.inspect("grid_m")  # a heat map and device statistics in a notebook  # doctest: +SKIP
+For example (needs a Taichi runtime and buffers; see the tests)::
+
+    dbg = g.debug(x=F_x, v=F_v, C=F_C, J=F_J, grid_v=F_grid_v, grid_m=F_grid_m)
+    dbg.break_at("substep/substep_p2g")
+    stop = dbg.continue_(); print(stop)
+    # breakpoint at step 1/2000: next substep[0]/substep_p2g, last ran substep[0]/substep_reset_grid; ...
+    dbg.inspect("grid_m")  # a heat map and device statistics in a notebook
 """
 
 from __future__ import annotations

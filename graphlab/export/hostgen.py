@@ -6,8 +6,10 @@ writer, so inputs and results travel as numpy files), ``CMakeLists.txt`` and ``R
 ``build_host(out)`` compiles it with the system C compiler against the taichi wheel's C runtime, so
 a test or a notebook needs no cmake.
 
->>> exe = build_host("out/mpm88")                                          # doctest: +SKIP
->>> subprocess.run([exe, "--module", "out/mpm88/module", "--frames", "10", "--time"])  # doctest: +SKIP
+For example (needs a Taichi runtime and buffers; see the tests)::
+
+    exe = build_host("out/mpm88")
+    subprocess.run([exe, "--module", "out/mpm88/module", "--frames", "10", "--time"])
 """
 
 from __future__ import annotations
