@@ -38,9 +38,9 @@ export class DebugBar {
   private readonly listeners = new Listeners();
 
   constructor(actions: Actions) {
-    this.start = this.button("\u25b6 Debug", "", "start", () => actions.debug(this.start.dataset.running ? "stop" : "start"));
+    this.start = this.actionButton("\u25b6 Debug", "", "start", () => actions.debug(this.start.dataset.running ? "stop" : "start"));
     this.buttons = CONTROLS.map((c) =>
-      this.button(c.text, `${c.title} (${keysFor(c.key)})`, c.action, () => actions.debug(c.action)),
+      this.actionButton(c.text, `${c.title} (${keysFor(c.key)})`, c.action, () => actions.debug(c.action)),
     );
     this.el = h("span", { class: "gl-debug-bar", role: "group", "aria-label": "Debugger" }, this.start, this.buttons);
   }
@@ -70,7 +70,7 @@ export class DebugBar {
     }
   }
 
-  private button(text: string, title: string, action: string, onClick: () => void): HTMLButtonElement {
+  private actionButton(text: string, title: string, action: string, onClick: () => void): HTMLButtonElement {
     const button = h("button", { type: "button", class: "gl-btn gl-debug-btn", title, "data-debug": action }, text);
     this.listeners.on(button, "click", onClick);
     return button;
@@ -201,7 +201,7 @@ export class DebugSection implements Section {
   }
 
   private renderIdle(state: ViewState, debug: DebugView): HTMLElement {
-    const start = this.button("\u25b6 Start debugging", `Start a session (${keysFor("debugStart")})`, () => this.actions.debug("start"));
+    const start = this.listeners.button("\u25b6 Start debugging", `Start a session (${keysFor("debugStart")})`, () => this.actions.debug("start"));
     start.disabled = state.busy.has("debug");
     return h(
       "div",
@@ -254,7 +254,7 @@ export class DebugSection implements Section {
 
   private renderBreakpoints(state: ViewState, debug: DebugView): HTMLElement {
     const rows = debug.breakpoints.map((bp) => {
-      const remove = this.button("\u00d7", `Remove breakpoint #${bp.id}`, () => this.actions.removeBreakpoint(bp.id));
+      const remove = this.listeners.button("\u00d7", `Remove breakpoint #${bp.id}`, () => this.actions.removeBreakpoint(bp.id));
       remove.classList.add("gl-icon-btn");
       const what = bp.kind === "condition" ? `when ${bp.target}${bp.every === "dispatch" ? " (every dispatch)" : ""}` : bp.target;
       return h("li", { "data-breakpoint": bp.target }, h("span", { class: "gl-bp-dot-inline" }), " ", h("code", {}, what), ` \u00b7 ${bp.hits} hit${bp.hits === 1 ? "" : "s"}`, " ", remove);
@@ -269,20 +269,20 @@ export class DebugSection implements Section {
     this.listeners.on(expr, "keydown", (e: KeyboardEvent) => {
       if (e.key === "Enter") add();
     });
-    const toggle = state.anchor !== null ? this.button(`Toggle on ${state.anchor}`, `Set or remove a breakpoint on the selected node (${keysFor("toggleBreakpoint")})`, () => this.actions.toggleBreakpoint(state.anchor!)) : null;
+    const toggle = state.anchor !== null ? this.listeners.button(`Toggle on ${state.anchor}`, `Set or remove a breakpoint on the selected node (${keysFor("toggleBreakpoint")})`, () => this.actions.toggleBreakpoint(state.anchor!)) : null;
     return h(
       "div",
       { class: "gl-breakpoints" },
       h("h4", {}, `Breakpoints (${debug.breakpoints.length})`),
       rows.length > 0 ? h("ul", { class: "gl-bp-list" }, rows) : h("p", { class: "gl-hint" }, "Click the dot left of a node (or select it and press F9) to stop before it runs."),
       toggle ? h("div", { class: "gl-actions" }, toggle) : null,
-      h("div", { class: "gl-field gl-condition" }, expr, every, this.button("Add", "Stop after the dispatch where this turns true", add)),
+      h("div", { class: "gl-field gl-condition" }, expr, every, this.listeners.button("Add", "Stop after the dispatch where this turns true", add)),
     );
   }
 
   private renderWatches(debug: DebugView): HTMLElement {
     const rows = debug.watches.map((w) => {
-      const remove = this.button("\u00d7", `Stop watching ${w.text}`, () => this.actions.unwatch(w.text));
+      const remove = this.listeners.button("\u00d7", `Stop watching ${w.text}`, () => this.actions.unwatch(w.text));
       remove.classList.add("gl-icon-btn");
       return h("tr", { "data-watch": w.text }, h("td", {}, h("code", {}, w.text)), h("td", { class: "gl-num", "data-value": String(w.value) }, formatNum(w.value)), h("td", {}, remove));
     });
@@ -299,7 +299,7 @@ export class DebugSection implements Section {
       { class: "gl-watches" },
       h("h4", {}, `Watches (${debug.watches.length})`),
       rows.length > 0 ? h("table", { class: "gl-table" }, h("tbody", {}, rows)) : null,
-      h("div", { class: "gl-field" }, input, this.button("Watch", "Evaluate at every stop (on the device)", add)),
+      h("div", { class: "gl-field" }, input, this.listeners.button("Watch", "Evaluate at every stop (on the device)", add)),
     );
   }
 
@@ -326,11 +326,6 @@ export class DebugSection implements Section {
     );
   }
 
-  private button(text: string, title: string, onClick: () => void): HTMLButtonElement {
-    const button = h("button", { type: "button", class: "gl-btn", title }, text);
-    this.listeners.on(button, "click", onClick);
-    return button;
-  }
 
   dispose(): void {
     this.listeners.dispose();

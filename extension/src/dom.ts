@@ -50,6 +50,13 @@ export class Listeners {
     this.removers.push(() => target.removeEventListener(type, listener, options));
   }
 
+  /** A toolbar button whose click handler these listeners own. */
+  button(text: string, title: string, onClick: () => void, disabled = false): HTMLButtonElement {
+    const button = h("button", { type: "button", class: "gl-btn", title, disabled }, text);
+    this.on(button, "click", onClick);
+    return button;
+  }
+
   /** Run `fn` on dispose (a ResizeObserver's disconnect, a model listener's removal). */
   add(fn: () => void): void {
     this.removers.push(fn);

@@ -139,10 +139,10 @@ export class InspectSection implements Section {
     }
     const shape = view.shape ?? [];
     const go = (p: number): void => this.actions.inspect(buffer, view.component ?? null, clampPage(p, page.pages));
-    const prev = this.button("\u2039", "Previous page", () => go(page.page - 1), page.page <= 0);
-    const next = this.button("\u203a", "Next page", () => go(page.page + 1), page.page >= page.pages - 1);
+    const prev = this.listeners.button("\u2039", "Previous page", () => go(page.page - 1), page.page <= 0);
+    const next = this.listeners.button("\u203a", "Next page", () => go(page.page + 1), page.page >= page.pages - 1);
     const first = view.stats?.first_nonfinite;
-    const jump = first ? this.button("first NaN/Inf", `Go to ${indexText(first)}`, () => go(pageOf(ravel(first, shape), page.size)), false) : null;
+    const jump = first ? this.listeners.button("first NaN/Inf", `Go to ${indexText(first)}`, () => go(pageOf(ravel(first, shape), page.size)), false) : null;
     const rows: HTMLElement[] = [];
     for (let r = 0; r < page.count; r++) {
       const index = unravel(page.offset + r, shape);
@@ -166,11 +166,6 @@ export class InspectSection implements Section {
     );
   }
 
-  private button(text: string, title: string, onClick: () => void, disabled: boolean): HTMLButtonElement {
-    const button = h("button", { type: "button", class: "gl-btn", title, disabled }, text);
-    this.listeners.on(button, "click", onClick);
-    return button;
-  }
 
   dispose(): void {
     this.listeners.dispose();

@@ -170,10 +170,10 @@ class NodeSection implements Section {
   }
 
   private renderRange(state: ViewState): HTMLElement {
-    const group = this.button("Group into a sequence", `Group (${keysFor("group")})`, () =>
+    const group = this.listeners.button("Group into a sequence", `Group (${keysFor("group")})`, () =>
       this.actions.group(state.range),
     );
-    const clear = this.button("Clear", "Clear the selection (Esc)", () => this.actions.select(null));
+    const clear = this.listeners.button("Clear", "Clear the selection (Esc)", () => this.actions.select(null));
     return h(
       "div",
       {},
@@ -282,16 +282,16 @@ class NodeSection implements Section {
 
   private nodeActions(state: ViewState, node: NodeView): HTMLElement {
     const siblings = state.index.siblings(node.id);
-    const up = this.button("\u2191 Move up", `Move up (${keysFor("moveUp")})`, () => this.actions.move(node.id, -1));
-    const down = this.button("\u2193 Move down", `Move down (${keysFor("moveDown")})`, () =>
+    const up = this.listeners.button("\u2191 Move up", `Move up (${keysFor("moveUp")})`, () => this.actions.move(node.id, -1));
+    const down = this.listeners.button("\u2193 Move down", `Move down (${keysFor("moveDown")})`, () =>
       this.actions.move(node.id, 1),
     );
     up.disabled = node.index <= 0;
     down.disabled = node.index >= siblings.length - 1;
-    const group = this.button("Group\u2026", `Group into a new sequence (${keysFor("group")})`, () =>
+    const group = this.listeners.button("Group\u2026", `Group into a new sequence (${keysFor("group")})`, () =>
       this.actions.group([node.id]),
     );
-    const remove = this.button("Delete", `Delete (${keysFor("delete")})`, () => this.actions.remove(node.id));
+    const remove = this.listeners.button("Delete", `Delete (${keysFor("delete")})`, () => this.actions.remove(node.id));
     remove.classList.add("gl-danger");
     return h("div", { class: "gl-actions" }, up, down, group, remove);
   }
@@ -381,8 +381,8 @@ class NodeSection implements Section {
       }
       this.actions.edit({ op: "new_arg", arg: result.spec, bind: { node: node.id, param: param.name } });
     };
-    const ok = this.button("Create", "Declare the arg and bind it", create);
-    const cancel = this.button("Cancel", "Esc", close);
+    const ok = this.listeners.button("Create", "Declare the arg and bind it", create);
+    const cancel = this.listeners.button("Cancel", "Esc", close);
     this.listeners.on(name, "keydown", (e: KeyboardEvent) => {
       if (e.key === "Enter") create();
       if (e.key === "Escape") close();
@@ -398,11 +398,6 @@ class NodeSection implements Section {
     );
   }
 
-  private button(text: string, title: string, onClick: () => void): HTMLButtonElement {
-    const button = h("button", { type: "button", class: "gl-btn", title }, text);
-    this.listeners.on(button, "click", onClick);
-    return button;
-  }
 
   dispose(): void {
     this.listeners.dispose();

@@ -19,11 +19,11 @@ export class Toolbar {
   private readonly listeners = new Listeners();
 
   constructor(actions: Actions) {
-    this.undo = this.button("\u21b6 Undo", "Undo", () => actions.undo());
-    this.redo = this.button("\u21b7 Redo", "Redo", () => actions.redo());
-    const fit = this.button("Fit", `Fit the graph to the view (${keysFor("fit")})`, () => actions.fit());
-    const zoomOut = this.button("\u2212", `Zoom out (${keysFor("zoomOut")})`, () => actions.zoom(1 / 1.25));
-    const zoomIn = this.button("+", `Zoom in (${keysFor("zoomIn")})`, () => actions.zoom(1.25));
+    this.undo = this.listeners.button("\u21b6 Undo", "Undo", () => actions.undo());
+    this.redo = this.listeners.button("\u21b7 Redo", "Redo", () => actions.redo());
+    const fit = this.listeners.button("Fit", `Fit the graph to the view (${keysFor("fit")})`, () => actions.fit());
+    const zoomOut = this.listeners.button("\u2212", `Zoom out (${keysFor("zoomOut")})`, () => actions.zoom(1 / 1.25));
+    const zoomIn = this.listeners.button("+", `Zoom in (${keysFor("zoomIn")})`, () => actions.zoom(1.25));
     this.summary = h("span", { class: "gl-summary", "aria-live": "polite" });
     this.slot = h("span", { class: "gl-toolbar-slot" });
     this.help = h(
@@ -36,7 +36,7 @@ export class Toolbar {
       ),
       h("p", { class: "gl-hint" }, "Drag to pan. Once the widget has focus the wheel zooms (Ctrl+wheel always does)."),
     );
-    const helpButton = this.button("?", "Keyboard shortcuts", () => {
+    const helpButton = this.listeners.button("?", "Keyboard shortcuts", () => {
       this.help.hidden = !this.help.hidden;
     });
     this.el = h(
@@ -84,11 +84,6 @@ export class Toolbar {
     this.summary.classList.toggle("gl-has-errors", counts.error > 0);
   }
 
-  private button(text: string, title: string, onClick: () => void): HTMLButtonElement {
-    const button = h("button", { type: "button", class: "gl-btn", title }, text);
-    this.listeners.on(button, "click", onClick);
-    return button;
-  }
 
   dispose(): void {
     this.listeners.dispose();
