@@ -172,7 +172,10 @@ class Graph:
     @property
     def has_control_flow(self) -> bool:
         """Whether the graph holds conditionals or loops (its steps then depend on run-time flags)."""
-        return any(isinstance(node, CONTROL) for _, node in self.nodes())
+        cached = self._cache.get("has_control_flow")
+        if cached is None:
+            cached = self._cache["has_control_flow"] = any(isinstance(node, CONTROL) for _, node in self.nodes())
+        return cached
 
     def steps(self) -> list[Step]:
         """The unrolled dispatches in launch order (cached until the next edit).
