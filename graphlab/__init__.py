@@ -90,3 +90,43 @@ def load_module(path: Any) -> Any:
     from graphlab.export.cruntime import load_module as _load_module
 
     return _load_module(path)
+
+
+def _note_taichi_runtimes() -> None:
+    """Have :mod:`graphlab.taichi_bridge` note the Taichi runtime of every ndarray and texture made
+    from now on (one made before ``ti.reset()``/``ti.init()`` would segfault a graph). Taichi is not
+    imported here: when it is not loaded yet, a one-shot import hook loads the bridge right after it."""
+    import sys
+
+    if "taichi" in sys.modules:
+        import graphlab.taichi_bridge  # noqa: F401
+
+        return
+
+    class AfterTaichi:
+        def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+            if name != "taichi":
+                return None
+            sys.meta_path.remove(self)
+            import importlib.util
+
+            spec = importlib.util.find_spec(name)
+            loader = getattr(spec, "loader", None)
+            if loader is None or not hasattr(loader, "exec_module"):
+                return spec
+            exec_taichi = loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                exec_taichi(module)
+                import contextlib
+
+                with contextlib.suppress(Exception):  # never break `import taichi`; the bridge fails when used
+                    import graphlab.taichi_bridge  # noqa: F401
+
+            loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, AfterTaichi())
+
+
+_note_taichi_runtimes()

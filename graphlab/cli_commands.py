@@ -102,18 +102,51 @@ def run_check(args: argparse.Namespace) -> int:
         for diagnostic in diagnostics:
             print(diagnostic)
     else:
-        print(f"{args.file}: graph {graph.name!r} is clean ({graph.step_count()} dispatches)")
+        size = "control flow" if graph.has_control_flow else f"{graph.step_count()} dispatches"
+        print(f"{args.file}: graph {graph.name!r} is clean ({size})")
     return 1 if any(d.severity == "error" for d in diagnostics) else 0
 
 
 def run_render(args: argparse.Namespace) -> int:
-    """Write the drawing in the format the output suffix names."""
+    """Write the drawing in the format the output suffix names; an unwritable -o is exit 2, one line."""
     from graphlab.render import write
 
+    _check_output_folder(args.output)  # before loading and drawing, which can take a while
     graph = _load(args)
-    write(graph, args.output, view=args.view)
+    try:
+        write(graph, args.output, view=args.view)
+    except OSError as exc:
+        raise _cannot_write(args.output, exc) from exc
     print(f"wrote {args.output}")
     return 0
+
+
+def _check_output_folder(output: str) -> None:
+    """Refuse an output path whose folder is missing, not a folder, or not writable (GraphlabError)."""
+    from pathlib import Path
+
+    from graphlab.errors import GraphlabError
+
+    target = Path(output)
+    folder = target.parent
+    try:
+        is_folder, folder_ok, folder_exists = target.is_dir(), folder.is_dir(), folder.exists()
+    except OSError as exc:  # a name too long, a loop of links: what stat says is the reason
+        raise _cannot_write(output, exc) from exc
+    if is_folder:
+        raise GraphlabError(f"-o {output}: is a folder; give a file name such as {target / 'graph.svg'}")
+    if not folder_ok:
+        what = "is not a folder" if folder_exists else "does not exist"
+        raise GraphlabError(f"-o {output}: cannot write it: {folder} {what}; create the folder or choose another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise GraphlabError(f"-o {output}: cannot write it: folder {folder} is not writable; choose another path")
+
+
+def _cannot_write(output: str, exc: OSError) -> Exception:
+    from graphlab.errors import GraphlabError
+
+    reason = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
+    return GraphlabError(f"-o {output}: cannot write it ({reason}); choose a path in a writable folder")
 
 
 def run_codes(args: argparse.Namespace) -> int:
@@ -137,16 +170,34 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
     return pairs
 
 
+def _dims(items: list[str]) -> dict[str, int]:
+    """``--dim NAME=SIZE`` options, checked before anything is loaded or written (exit 2 when bad)."""
+    from graphlab.errors import GraphlabError
+    from graphlab.names import check_dim_size, name_problem, shown
+
+    dims: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise GraphlabError(f"--dim {shown(item)}: expected NAME=SIZE, e.g. --dim n=8192")
+        problem = name_problem(name)
+        if problem is not None:
+            raise GraphlabError(
+                f"--dim {shown(item)}: {shown(name)} is not a dim name ({problem}); "
+                "use ASCII letters, digits and '_', e.g. --dim n=8192"
+            )
+        if not (value.isascii() and value.isdigit()):
+            raise GraphlabError(f"--dim {shown(item)}: the size {shown(value)} is not a non-negative integer")
+        number = int(value) if len(value) <= 20 else value  # int() refuses 4,300+ digits; the check says why
+        dims[name] = check_dim_size(number, f"--dim {name}", error=GraphlabError)
+    return dims
+
+
 def run_export(args: argparse.Namespace) -> int:
     """Export the graph files as one module folder; print what was written."""
-    from graphlab.errors import GraphlabError
     from graphlab.export.exporter import export
 
-    dims = {}
-    for name, value in _pairs(args.dim, "--dim").items():
-        if not value.isdigit():
-            raise GraphlabError(f"--dim {name}={value}: a dim size is a non-negative integer")
-        dims[name] = int(value)
+    dims = _dims(args.dim)
     graphs = _load_files(args.files, args.kernels)
     with _stdout_to_stderr():
         result = export(

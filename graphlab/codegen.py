@@ -4,13 +4,18 @@ The code builds the same GraphBuilder that :mod:`graphlab.compiled` builds: top-
 one Sequential per sequence appended ``repeat`` times, nested sequences unrolled in their parent.
 Kernels are imported from their modules; kernels defined in a notebook (``__main__``) are expected
 in the namespace that runs the code.
+
+Names become parts of Python identifiers (``sym_x``, ``seq_substep``) and strings (``repr``); the
+model only holds checked names, and each is checked again here so nothing else can reach the code.
 """
 
 from __future__ import annotations
 
+import keyword
 from typing import TYPE_CHECKING
 
 from graphlab.errors import GraphError
+from graphlab.names import check_name, shown
 from graphlab.nodes import Dispatch, SequenceUse
 
 if TYPE_CHECKING:
@@ -55,14 +60,22 @@ def to_code(graph: Graph) -> str:
             f"graph {graph.name!r} has conditionals or loops, which plain ti.graph cannot express "
             "(Taichi 1.7.4 has no such nodes); keep it in graphlab, or export it with gl.export"
         )
+    check_name(graph.name, "graph")
+    for name in graph.args:
+        check_name(name, "arg")
+    for name in graph.sequences:
+        check_name(name, "sequence")
     lines = ["import taichi as ti"]
     notebook: list[str] = []
     imports: dict[str, list[str]] = {}
     for info in graph.kernels:
         module, _, qualname = info.ref.partition(":")
+        _python_name(info.name, "kernel")
         if module == "__main__" or "." in qualname or "<" in qualname:
             notebook.append(info.name)
         else:
+            for part in (*module.split("."), qualname):
+                _python_name(part, f"kernel {info.ref!r}: module or function")
             imports.setdefault(module, []).append(qualname)
     lines += [f"from {module} import {', '.join(sorted(set(names)))}" for module, names in sorted(imports.items())]
     if notebook:
@@ -90,6 +103,13 @@ def to_code(graph: Graph) -> str:
             lines += [f"for _ in range({node.repeat}):", f"    {builder}.append({seq_var})"]
     lines += [f"graph_{graph.name} = {builder}.compile()", ""]
     return "\n".join(lines)
+
+
+def _python_name(text: str, what: str) -> str:
+    """``text`` if it can stand as a Python name in the generated code, else a GraphError."""
+    if not text.isidentifier() or keyword.iskeyword(text):
+        raise GraphError(f"{what} name {shown(text)} cannot be written as Python code; rename it")
+    return text
 
 
 def _fill(graph: Graph, seq_var: str, sequence: str, symbols: dict[str, str], indent: str) -> list[str]:

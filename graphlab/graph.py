@@ -12,7 +12,6 @@ A step, one dispatch of the unrolled graph, has the id ``substep[k]/p2g``.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,10 @@ import networkx as nx
 
 from graphlab.errors import GraphError, KernelError
 from graphlab.kernels import KernelInfo, kernel_info
+from graphlab.limits import MAX_REPEAT as MAX_REPEAT  # re-exported: it was defined here before limits.py
+from graphlab.limits import MAX_UNROLLED, repeat_problem
+from graphlab.names import check_name, check_node_name
+from graphlab.nesting import MAX_NESTING
 from graphlab.nodes import CONTROL, Cond, Dispatch, Loop, Node, SequenceUse, children, renamed
 from graphlab.spec import Arg, Dim, Role
 
@@ -33,8 +36,6 @@ if TYPE_CHECKING:
 
 AccessSource = Literal["auto", "vulkan", "ast"]
 RenderView = Literal["program", "dataflow", "unrolled"]
-_NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(#[0-9]+)?$")
-MAX_REPEAT = 10_000_000
 _TOP = ""  # the top level in the containment graph (sequence names are never empty)
 
 
@@ -65,6 +66,67 @@ class GraphState:
     args: tuple[Arg, ...]
     body: tuple[Node, ...]
     sequences: tuple[tuple[str, tuple[Node, ...]], ...]
+
+
+@dataclass(frozen=True)
+class GraphSize:
+    """How large a graph gets once unrolled (see :meth:`Graph.size`).
+
+    ``dispatches``: what Taichi builds to compile it, one dispatch per unrolled step. Without control
+    flow that is the number of steps; with it, the sum over the compiled segments, where a loop body,
+    a branch or a repeated sequence holding control flow is compiled once (see graphlab.controlflow).
+    ``node_ids``: node ids (a sequence used in two places has its nodes under both uses).
+    ``trace``: entries of the data-flow trace validation walks (repeats and loops taken twice).
+    ``largest``: the top-level node that contributes most dispatches (None for an empty graph).
+    """
+
+    dispatches: int
+    node_ids: int
+    trace: int
+    largest: str | None = None
+
+
+def too_many_dispatches(graph: str, count: int) -> str:
+    """The message for a graph past :data:`graphlab.limits.MAX_UNROLLED` (GL024)."""
+    return (
+        f"graph {graph!r} unrolls to {count:,} dispatches, over the limit of {MAX_UNROLLED:,}: "
+        "ti.graph builds one dispatch per unrolled step, so it would never finish compiling"
+    )
+
+
+def _measure(graph: Graph) -> GraphSize:
+    """Count dispatches, node ids and trace entries per sequence definition, innermost first."""
+    tree = graph._containment()
+    sizes: dict[str, tuple[int, int, int, bool]] = {}  # name -> (dispatches, ids, trace, has control)
+    for name in reversed(list(nx.topological_sort(tree))):  # the containment graph has no cycle (GL015)
+        total = [0, 0, 0]
+        control = False
+        for node in graph._container(name or None):
+            part = _node_size(node, sizes)
+            for i in range(3):
+                total[i] += part[i]
+            control = control or isinstance(node, CONTROL) or any(sizes[s][3] for _, s in children(node))
+        sizes[name] = (total[0], total[1], total[2], control)
+    dispatches, node_ids, trace, _ = sizes[_TOP]
+    parts = [(_node_size(node, sizes)[0], node.name) for node in graph.body]
+    largest = max(parts)[1] if parts else None
+    return GraphSize(dispatches, node_ids, trace, largest)
+
+
+def _node_size(node: Node, sizes: Mapping[str, tuple[int, int, int, bool]]) -> tuple[int, int, int]:
+    """(dispatches, node ids, trace entries) of one node, from the sizes of the sequences it holds."""
+    if isinstance(node, Dispatch):
+        return 1, 1, 1
+    if isinstance(node, SequenceUse):
+        inner = sizes[node.sequence]
+        # compiled: a control-free use is unrolled into its segment; one holding control is compiled once
+        dispatches = inner[0] if inner[3] else node.repeat * inner[0]
+        return dispatches, 1 + inner[1], min(node.repeat, 2) * inner[2]
+    if isinstance(node, Cond):
+        held = [sizes[s] for _, s in children(node)]
+        return sum(h[0] for h in held), 1 + sum(h[1] for h in held), 1 + sum(h[2] for h in held)
+    inner = sizes[node.body]  # a loop: its body is compiled once, walked twice by the trace
+    return inner[0], 1 + inner[1], 2 * (inner[2] + 1)
 
 
 Into = Union[str, "SequenceBuilder", None]
@@ -117,8 +179,6 @@ class Graph:
     """
 
     def __init__(self, name: str = "graph") -> None:
-        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-            raise GraphError(f"graph name {name!r} must be an identifier (it names the graph in the AOT module)")
         self.name = name
         self._args: dict[str, Arg] = {}
         self._body: list[Node] = []
@@ -128,6 +188,15 @@ class Graph:
         self._cache: dict[str, Any] = {}
 
     # --- reading -----------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The graph's name: it names the graph in the AOT module and the C host (checked when set)."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = check_name(value, "graph")
 
     @property
     def args(self) -> Mapping[str, Arg]:
@@ -173,8 +242,21 @@ class Graph:
     def has_control_flow(self) -> bool:
         """Whether the graph holds conditionals or loops (its steps then depend on run-time flags)."""
         cached = self._cache.get("has_control_flow")
+        if cached is None:  # over definitions, not node ids: a shared sequence is looked at once
+            reached = [None, *self._reachable()]
+            cached = any(isinstance(node, CONTROL) for name in reached for node in self._container(name))
+            self._cache["has_control_flow"] = cached
+        return cached
+
+    def size(self) -> GraphSize:
+        """How large the graph gets once unrolled, counted arithmetically (cached until the next edit).
+
+        Repeats multiply along nesting and sum over siblings, so a graph whose unrolling would never
+        end is measured at once; validation refuses one past the limits (GL024, :mod:`graphlab.limits`).
+        """
+        cached = self._cache.get("size")
         if cached is None:
-            cached = self._cache["has_control_flow"] = any(isinstance(node, CONTROL) for _, node in self.nodes())
+            cached = self._cache["size"] = _measure(self)
         return cached
 
     def steps(self) -> list[Step]:
@@ -188,6 +270,9 @@ class Graph:
             )
         cached = self._cache.get("steps")
         if cached is None:
+            count = self.size().dispatches
+            if count > MAX_UNROLLED:
+                raise GraphError(f"GL024: {too_many_dispatches(self.name, count)}")
             cached = []
             self._unroll(None, "", "", (), cached)
             self._cache["steps"] = cached
@@ -208,16 +293,7 @@ class Graph:
         """Number of dispatches of the unrolled graph, without unrolling it (see :meth:`steps`)."""
         if self.has_control_flow:
             self.steps()  # raises with the reason
-        return self._count(None)
-
-    def _count(self, container: str | None) -> int:
-        total = 0
-        for node in self._container(container):
-            if isinstance(node, Dispatch):
-                total += 1
-            elif isinstance(node, SequenceUse):
-                total += node.repeat * self._count(node.sequence)
-        return total
+        return self.size().dispatches
 
     def uses_of(self, arg_name: str) -> list[tuple[str, str]]:
         """``(node id, parameter)`` pairs where ``arg_name`` is used (``flag``/``while``/``count`` for control)."""
@@ -387,6 +463,7 @@ class Graph:
         seq_name = self._sequence_name(sequence)
         container, parent = self._resolve_into(into)
         self._check_no_cycle(container, seq_name)
+        self._check_nesting([(container, seq_name)])
         use = SequenceUse(self._unique(container, name or seq_name), seq_name, _check_repeat(repeat))
         return self._place(container, parent, use)
 
@@ -452,6 +529,7 @@ class Graph:
         container, parent = self._resolve_into(into)
         for _, sequence in children(node):
             self._check_no_cycle(container, sequence)
+        self._check_nesting([(container, sequence) for _, sequence in children(node)])
         return self._place(container, parent, renamed(node, self._unique(container, name)))
 
     def _place(self, container: str | None, parent: str | None, node: Node) -> str:
@@ -473,14 +551,14 @@ class Graph:
         return name
 
     def _check_sequence_name(self, name: str) -> None:
-        if not isinstance(name, str) or not name.isidentifier():
-            raise GraphError(f"sequence name {name!r} must be an identifier")
+        check_name(name, "sequence")
         if name in self._sequences:
             raise GraphError(f"sequence {name!r} is already defined; use it again with g.append({name!r}, repeat=...)")
 
     def _new_sequence(self, into: Into, name: str, repeat: int, use_name: str | None = None) -> SequenceBuilder:
         self._check_sequence_name(name)
         container, parent = self._resolve_into(into)
+        self._check_nesting([(container, name)])
         use = SequenceUse(self._unique(container, use_name or name), name, _check_repeat(repeat))
         self._sequences[name] = []
         node_id = self._place(container, parent, use)
@@ -563,6 +641,7 @@ class Graph:
         if target != container:
             for _, sequence in children(node):
                 self._check_no_cycle(target, sequence)
+            self._check_nesting([(target, sequence) for _, sequence in children(node)])
         body = self._container(container)
         body.pop(old_index)
         try:
@@ -594,8 +673,7 @@ class Graph:
     def rename(self, node_id: str, new_name: str) -> str:
         """Rename a node within its container; returns the new id."""
         container, index = self._locate(node_id)
-        if not isinstance(new_name, str) or not _NODE_NAME.match(new_name):
-            raise GraphError(f"node name {new_name!r} must be an identifier (optionally with a '#n' suffix)")
+        check_node_name(new_name)
         body = self._container(container)
         if any(n.name == new_name for i, n in enumerate(body) if i != index):
             raise GraphError(f"cannot rename {node_id!r}: a sibling is already called {new_name!r}")
@@ -623,11 +701,13 @@ class Graph:
         indices = sorted(i for _, i in located)
         if len(containers) != 1 or indices != list(range(indices[0], indices[0] + len(indices))):
             raise GraphError(f"group() needs consecutive nodes of one container, got {list(node_ids)}")
-        if not isinstance(name, str) or not name.isidentifier() or name in self._sequences:
+        if check_name(name, "sequence") in self._sequences:
             raise GraphError(f"sequence name {name!r} must be a new identifier")
         container = containers.pop()
         body = self._container(container)
         members = body[indices[0] : indices[-1] + 1]
+        inner = [(name, sequence) for member in members for _, sequence in children(member)]
+        self._check_nesting([(container, name), *inner])
         self._sequences[name] = list(members)
         body[indices[0] : indices[-1] + 1] = []
         use = SequenceUse(self._unique(container, name), name, repeat)
@@ -835,8 +915,7 @@ class Graph:
         raise GraphError(f"node id {node_id!r} names a branch, not a node")
 
     def _unique(self, container: str | None, base: str) -> str:
-        if not _NODE_NAME.match(base):
-            raise GraphError(f"node name {base!r} must be an identifier (optionally with a '#n' suffix)")
+        check_node_name(base)
         taken = {n.name for n in self._container(container)}
         if base not in taken:
             return base
@@ -865,6 +944,25 @@ class Graph:
                 f"GL015: sequence {sequence!r} cannot be used inside {container!r}: it would contain itself"
             )
 
+    def _check_nesting(self, edges: Sequence[tuple[str | None, str]]) -> None:
+        """Refuse an edit putting sequences inside containers (``None``: the top) past MAX_NESTING.
+
+        Depth counts the sequences on one chain of containment, so a sequence defined but not used
+        yet counts as used at the top: attaching it anywhere only makes it deeper.
+        """
+        tree = self._containment()
+        tree.add_edges_from((container or _TOP, sequence) for container, sequence in edges)
+        tree.remove_node(_TOP)
+        if not tree or not nx.is_directed_acyclic_graph(tree):  # _check_no_cycle names a cycle
+            return
+        chain = nx.dag_longest_path(tree)
+        if len(chain) > MAX_NESTING:
+            raise GraphError(
+                f"sequences would nest {len(chain)} deep ({' > '.join(chain)}), past the limit of {MAX_NESTING} "
+                "(graphlab.nesting.MAX_NESTING); flatten a level, e.g. put the dispatches of a sequence "
+                "used once with repeat=1 into its parent"
+            )
+
     def _drop_unused_sequences(self, before: set[str]) -> None:
         """Drop definitions that were reachable before an edit and are not any more."""
         reachable = nx.descendants(self._containment(), _TOP)
@@ -882,8 +980,9 @@ def _parse_dtype(dtype: Any) -> tuple[str, tuple[int, ...]]:
 
 
 def _check_repeat(repeat: Any) -> int:
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
-        raise GraphError(f"GL014: repeat must be an int in 1..{MAX_REPEAT:,}, got {repeat!r}")
+    problem = repeat_problem(repeat)  # the graph file loader reads repeats through this function too
+    if problem is not None:
+        raise GraphError(f"GL014: {problem}")
     return repeat
 
 

@@ -18,17 +18,25 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphError, GraphFileError, KernelError
-from graphlab.graph import Graph, Into, SequenceBuilder
+from graphlab.fileio import atomic_write_text
+from graphlab.graph import Graph, GraphState, Into, SequenceBuilder
 from graphlab.kernels import KernelRegistry, KernelSource
+from graphlab.limits import (
+    MAX_ELEMENT_AXES,
+    element_dim_problem,
+    element_shape_problem,
+    ndim_problem,
+    repeat_problem,
+)
+from graphlab.names import check_dim_size, name_problem
+from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
 from graphlab.nodes import Cond, Dispatch, Loop
-from graphlab.spec import MAX_NDIM
 
 FORMAT = "graphlab.graph/1"
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -54,17 +62,32 @@ def dumps(graph: Graph) -> str:
 
 
 def save(graph: Graph, path: str | os.PathLike[str]) -> None:
-    """Write the file atomically: a temporary file in the same folder, then a rename."""
-    target = Path(path)
+    """Write the file atomically (see :func:`graphlab.fileio.atomic_write_text`).
+
+    The model and the loader share their limits (:mod:`graphlab.limits`, :mod:`graphlab.names`), so
+    what the model holds loads back; the text is still read back with the loader before anything is
+    written, so a file :func:`load` would refuse is never written: GraphFileError says why instead.
+    """
     text = dumps(graph)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        loads(text, kernels=KernelRegistry(_kernels_of(graph)), file=str(path))
+    except GraphFileError as exc:
+        raise GraphFileError(
+            f"not saved: the file would not load back ({exc.reason}); the old file, if any, is unchanged",
+            file=exc.file,
+            json_path=exc.json_path,
+        ) from exc
+    atomic_write_text(path, text)
+
+
+def _kernels_of(graph: Graph) -> list[Any]:
+    """The kernels the graph dispatches, read from its definitions (not its node ids, which can be many)."""
+    found: dict[int, Any] = {}
+    for body in (graph.body, *graph.sequences.values()):
+        for node in body:
+            if isinstance(node, Dispatch):
+                found.setdefault(id(node.kernel), node.kernel)
+    return list(found.values())
 
 
 def _node_dict(node: Any) -> dict[str, Any]:
@@ -104,15 +127,25 @@ def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) 
     """Load a graph from JSON text."""
     try:
         data = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise GraphFileError("JSON nested too deeply", file=file) from None
+    except RecursionError:  # Python's parser gives up near 1000 levels; say where the file is too deep
+        raise GraphFileError(
+            f"JSON nested too deeply to read: more than {MAX_JSON_DEPTH} levels here (a graph file nests "
+            "about 5); the file is damaged or not a graph file",
+            file=file,
+            json_path=deep_json_path(text) or "$",
+        ) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise GraphFileError(f"not valid JSON ({exc}); the file may be truncated", file=file) from None
     try:
         registry = kernels if isinstance(kernels, KernelRegistry) else KernelRegistry(kernels)
     except KernelError as exc:
         raise GraphFileError(f"kernels= argument: {exc}", file=file) from exc
-    return _Reader(file, registry).graph(data)
+    try:
+        return _Reader(file, registry).graph(data)
+    except RecursionError:  # a backstop: the walk is bounded by MAX_NESTING (see _Reader.referenced)
+        raise GraphFileError(
+            f"nested too deeply to load; graphlab allows sequences {MAX_NESTING} deep", file=file
+        ) from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -147,6 +180,14 @@ class _Reader:
             raise self.fail(f"{path}.{key}", f"string of {len(value)} characters is too long (max {MAX_NAME})")
         return value
 
+    def repeat(self, obj: Any, key: str, path: str, optional: bool = False) -> Any:
+        """A repeat count or max_iter, checked by the model's own rule (graphlab.limits.repeat_problem)."""
+        value = self.field(obj, key, path, int, optional=optional)
+        problem = None if value is None else repeat_problem(value)
+        if problem is not None:
+            raise self.fail(f"{path}.{key}", f"GL014: {problem}")
+        return value
+
     def items(self, obj: Any, key: str, path: str) -> list[Any]:
         return self.field(obj, key, path, list)
 
@@ -168,10 +209,13 @@ class _Reader:
             bodies[name] = (path, self.items(item, "body", path))
         state = _Building(graph, bodies)
         self.body(state, None, self.items(data, "body", "$"), "$.body", ())
-        unused = set(bodies) - state.done
-        if unused:
-            first = sorted(unused)[0]
-            raise self.fail(bodies[first][0], f"sequence {first!r} is defined but never used")
+        for name in bodies:  # defined, not used yet: the model allows it (g.define), so the file does too
+            if name not in state.done:
+                self.fill(state, name, self.guard(bodies[name][0], partial(graph.define, name)), ())
+        # definitions in the file's order (loading made them in order of first use), as the model had them
+        held = graph.snapshot()
+        order = {name: i for i, name in enumerate(bodies)}
+        graph.restore(GraphState(held.args, held.body, tuple(sorted(held.sequences, key=lambda s: order[s[0]]))))
         return graph
 
     def body(self, state: _Building, into: Into, nodes: list[Any], path: str, stack: tuple[str, ...]) -> None:
@@ -206,7 +250,7 @@ class _Reader:
         self, state: _Building, into: Into, item: Any, path: str, name: str, stack: tuple[str, ...]
     ) -> None:
         seq = self.referenced(state, item, "sequence", path, stack)
-        repeat = self.field(item, "repeat", path, int)
+        repeat = self.repeat(item, "repeat", path)
         graph = state.graph
         if seq in state.done:
             self.guard(path, lambda: graph.append(seq, repeat, into=into, name=name))
@@ -236,7 +280,7 @@ class _Reader:
             return
         while_ = self.field(item, "while", path, str, optional=True)
         count = self.field(item, "count", path, str, optional=True)
-        max_iter = self.field(item, "max_iter", path, int, optional=True)
+        max_iter = self.repeat(item, "max_iter", path, optional=True)
         self.guard(
             path,
             lambda: graph.loop(
@@ -251,6 +295,12 @@ class _Reader:
             raise self.fail(f"{path}.{key}", f"no sequence {seq!r} is defined in $.sequences")
         if seq in stack:
             raise self.fail(f"{path}.{key}", f"GL015: sequence {seq!r} contains itself")
+        if len(stack) >= MAX_NESTING:  # the same limit the model keeps (graphlab.nesting)
+            raise self.fail(
+                f"{path}.{key}",
+                f"sequence {seq!r} would be nested {len(stack) + 1} deep ({' > '.join((*stack, seq))}), past "
+                f"the limit of {MAX_NESTING} (graphlab.nesting.MAX_NESTING); flatten a level",
+            )
         return seq
 
     def fill(self, state: _Building, seq: str, builder: SequenceBuilder, stack: tuple[str, ...]) -> None:
@@ -262,17 +312,26 @@ class _Reader:
     def arg(self, item: Any, path: str) -> Any:
         from graphlab.spec import Arg
 
+        # the same checks as the model's Arg (graphlab.limits, graphlab.names), here to name the JSON path
         shape = self.field(item, "shape", path, list, optional=True)
         element_shape = self.field(item, "element_shape", path, list)
         ndim = self.field(item, "ndim", path, int)
-        if not 0 <= ndim <= MAX_NDIM:
-            raise self.fail(f"{path}.ndim", f"ndim {ndim} is outside 0..{MAX_NDIM}")
+        problem = ndim_problem(ndim)
+        if problem is not None:
+            raise self.fail(f"{path}.ndim", problem)
+        if len(element_shape) > MAX_ELEMENT_AXES:
+            raise self.fail(f"{path}.element_shape", element_shape_problem(element_shape) or "")
         for j, dim in enumerate(element_shape):
-            if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 64:
-                raise self.fail(f"{path}.element_shape[{j}]", f"expected an int in 1..64, got {dim!r}")
+            problem = element_dim_problem(dim)
+            if problem is not None:
+                raise self.fail(f"{path}.element_shape[{j}]", problem)
         for j, dim in enumerate(shape or []):
-            if isinstance(dim, bool) or not isinstance(dim, (int, str)) or (isinstance(dim, int) and dim > 2**40):
-                raise self.fail(f"{path}.shape[{j}]", f"expected a dim name or an int up to 2**40, got {dim!r}")
+            if isinstance(dim, str):
+                problem = name_problem(dim)
+                if problem is not None:
+                    raise self.fail(f"{path}.shape[{j}]", f"not a dim name ({problem})")
+            else:
+                self.guard(f"{path}.shape[{j}]", partial(check_dim_size, dim, "a shape entry"))
         return Arg(
             name=self.field(item, "name", path, str),
             kind=self.field(item, "kind", path, str),

@@ -11,11 +11,17 @@ Three views:
 
 Nodes with diagnostics are coloured, with the messages as tooltips. SVG node ids are the graphlab node
 ids (``substep/p2g``, ``arg:x``), which the widget uses to map clicks back to the model.
+
+Everything goes through one DOT boundary (:func:`_digraph`'s class): text attributes (labels,
+tooltips, ids) are escaped (backslashes doubled, never read as an HTML-like ``<...>`` label) and
+DOT node names must be made of checked names, so no name or message can break out of its string.
 """
 
 from __future__ import annotations
 
+import functools
 import html
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,14 +59,14 @@ def render(
     if diagnostics is None:
         diagnostics = graph.validate(access=access)  # type: ignore[arg-type]
     marks = _marks(diagnostics)
-    dot = graphviz.Digraph(
-        name=graph.name,
+    dot = _digraph()(
+        name=_dot_name(graph.name),
         graph_attr={
             "rankdir": "TB",
             "fontname": "Helvetica",
-            "label": graph.name,
+            "label": graphviz.escape(graph.name),
             "labelloc": "t",
-            "tooltip": graph.name,
+            "tooltip": graphviz.escape(graph.name),
         },
     )
     dot.attr("node", fontname="Helvetica", fontsize="11")
@@ -72,6 +78,49 @@ def render(
     else:
         _unrolled(graph, dot, marks, highlight, max_steps)
     return dot
+
+
+#: Attributes holding free text (Graphviz escStrings): escaped at the boundary.
+_TEXT_ATTRIBUTES = frozenset(("label", "xlabel", "headlabel", "taillabel", "tooltip", "id"))
+#: What DOT node and subgraph names are made of: checked names, '#n', '/', '[k]', 'arg.' and '...'.
+_DOT_NAME = re.compile(r"[A-Za-z0-9_#/\[\].]+")
+
+
+def _dot_name(name: str) -> str:
+    """A DOT node or subgraph name, refused unless it is made of checked names (no quoting tricks)."""
+    if not _DOT_NAME.fullmatch(name):
+        raise GraphError(f"cannot draw a node named {name!r}: names are letters, digits and '_'")
+    return name
+
+
+def _dot_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    import graphviz
+
+    return {k: graphviz.escape(str(v)) if k in _TEXT_ATTRIBUTES and v is not None else v for k, v in attrs.items()}
+
+
+@functools.cache
+def _digraph() -> type[graphviz.Digraph]:
+    """A ``graphviz.Digraph`` whose nodes, edges and attributes escape text and check names."""
+    import graphviz
+
+    class SafeDigraph(graphviz.Digraph):
+        def node(self, name: str, label: str | None = None, _attributes: Any = None, **attrs: Any) -> None:
+            text = None if label is None else graphviz.escape(label)
+            super().node(_dot_name(name), text, _attributes=_attributes, **_dot_attrs(attrs))
+
+        def edge(self, tail_name: str, head_name: str, label: str | None = None, _attributes: Any = None,
+                 **attrs: Any) -> None:  # fmt: skip
+            text = None if label is None else graphviz.escape(label)
+            super().edge(_dot_name(tail_name), _dot_name(head_name), text, _attributes=_attributes, **_dot_attrs(attrs))
+
+        def attr(self, kw: str | None = None, _attributes: Any = None, **attrs: Any) -> None:
+            super().attr(kw, _attributes=_attributes, **_dot_attrs(attrs))
+
+        def subgraph(self, graph: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+            return super().subgraph(graph, name=None if name is None else _dot_name(name), **kwargs)
+
+    return SafeDigraph
 
 
 def _marks(diagnostics: list[Diagnostic]) -> dict[str, tuple[str, str]]:

@@ -11,6 +11,10 @@ How other values are taken (Taichi's own ``run`` refuses them):
 - numpy arrays for ndarray args must have the arg's dtype exactly (no silent casts) and trailing
   axes equal to the element shape; they are copied to a Taichi ndarray before the run and copied
   back in place afterwards when the graph writes them. Pass ``ti.ndarray``s to avoid the copies.
+  A read-only array (``setflags(write=False)``, a broadcast view) for an arg the graph writes is
+  refused up front; the copy back is all or nothing (:meth:`PreparedRun.finish`).
+- a ``ti.ndarray`` or ``ti.Texture`` made before ``ti.reset()``/``ti.init()`` raises
+  :class:`StaleGraphError` (its memory is gone; Taichi would segfault).
 - numpy arrays or nested lists for matrix args become a ``ti.Matrix`` of the arg's shape.
 """
 
@@ -23,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from graphlab import taichi_bridge as bridge
-from graphlab.errors import GraphRunError
+from graphlab.errors import GraphRunError, StaleGraphError
 from graphlab.spec import NUMPY_DTYPES, Arg, is_float
 
 _INT_RANGES = {name: np.iinfo(np.dtype(np_name)) for name, np_name in NUMPY_DTYPES.items() if name[0] in "iu"}
@@ -34,14 +38,28 @@ class PreparedRun:
     """Values ready for Taichi, plus numpy arrays to copy back after the run."""
 
     values: dict[str, Any]
-    write_back: list[tuple[np.ndarray, Any]] = field(default_factory=list)
+    write_back: list[tuple[str, np.ndarray, Any]] = field(default_factory=list)
     dims: dict[str, int] = field(default_factory=dict)
     dim_owner: dict[str, str] = field(default_factory=dict)
 
-    def finish(self) -> None:
-        """Copy device results back into the caller's numpy arrays."""
-        for array, ndarray in self.write_back:
-            array[...] = ndarray.to_numpy()
+    def finish(self, retry: str = "run again") -> None:
+        """Copy device results back into the caller's numpy arrays, all or none.
+
+        Every result is fetched to the host and every destination checked before the first copy,
+        so a failure leaves all of the caller's arrays as they were.
+        """
+        results = [(name, array, ndarray.to_numpy()) for name, array, ndarray in self.write_back]
+        for name, array, result in results:
+            if not array.flags.writeable or array.shape != result.shape or array.dtype != result.dtype:
+                problem = "is read-only now" if not array.flags.writeable else "changed its shape or dtype"
+                raise GraphRunError(
+                    f"the numpy array given for arg {name!r} {problem}, so the graph's results cannot be "
+                    "copied back; no numpy array was changed. Make it writable with its old shape and "
+                    f"dtype again ({result.dtype}, shape {result.shape}) and {retry}",
+                    arg=name,
+                )
+        for _, array, result in results:
+            np.copyto(array, result)
 
 
 class ValueChecker:
@@ -80,7 +98,7 @@ class ValueChecker:
             ndarray.from_numpy(array)
             converted[name] = ndarray
             if name in self.written:
-                prepared.write_back.append((array, ndarray))
+                prepared.write_back.append((name, array, ndarray))
         prepared.values = converted
         return prepared
 
@@ -111,12 +129,27 @@ def _check_dims(arg: Arg, shape: tuple[int, ...], prepared: PreparedRun) -> None
             )
 
 
+def _stale(arg: Arg, what: str) -> StaleGraphError:
+    return StaleGraphError(
+        f"run(): arg {arg.name!r} is a {what} made before ti.reset()/ti.init() replaced the Taichi runtime; "
+        "its memory is gone and using it would crash the process. Allocate it again after ti.init()"
+    )
+
+
 def _ndarray_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
     def check(value: Any, prepared: PreparedRun) -> Any:
         if isinstance(value, np.ndarray):
+            if written and not value.flags.writeable:
+                raise GraphRunError(
+                    f"run(): arg {arg.name!r} is a read-only numpy array, but the graph writes {arg.name!r} "
+                    "and run() copies the results back into it. Pass a writable copy: np.array(value)",
+                    arg=arg.name,
+                )
             return _numpy_ndarray(arg, value, prepared)
         if not bridge.is_ndarray(value):
             raise _fail(arg, type(value).__name__, "pass a ti.ndarray (or a numpy array of that dtype)")
+        if not bridge.value_is_current(value):
+            raise _stale(arg, "ti.ndarray")
         spec = bridge.describe_value(value)
         if spec.dtype != arg.dtype or spec.element_shape != arg.element_shape or len(spec.shape) != arg.ndim:
             got = f"ndarray {spec.dtype} element shape {list(spec.element_shape)}, shape {spec.shape}"
@@ -184,6 +217,8 @@ def _texture_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], An
     def check(value: Any, prepared: PreparedRun) -> Any:
         if bridge.describe_value(value).kind != "texture":
             raise _fail(arg, type(value).__name__, "pass a ti.Texture")
+        if not bridge.value_is_current(value):
+            raise _stale(arg, "ti.Texture")
         ndim = bridge.texture_ndim(value)
         if ndim is not None and ndim != arg.ndim:
             raise _fail(arg, f"a {ndim}-D texture", f"pass a {arg.ndim}-D texture")

@@ -8,12 +8,14 @@ only in :mod:`graphlab.taichi_bridge`.
 from __future__ import annotations
 
 import dataclasses
-import keyword
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from graphlab.errors import GraphError
+from graphlab.limits import MAX_NDIM as MAX_NDIM  # re-exported: the limit has always been importable here
+from graphlab.limits import element_shape_problem, fmt_problem, ndim_problem
+from graphlab.names import check_dim_size, check_name, name_problem, shown
 
 ArgKind = Literal["scalar", "ndarray", "matrix", "texture", "rw_texture"]
 Role = Literal["input", "output", "state", "temp"]
@@ -28,23 +30,12 @@ NUMPY_DTYPES: dict[str, str] = {
 }  # fmt: skip
 DTYPES: tuple[str, ...] = tuple(NUMPY_DTYPES)
 DTYPE_BYTES: dict[str, int] = {name: int(name[1:]) // 8 for name in DTYPES}
-MAX_NDIM = 8
 Dim = int | str
 
 
 def is_float(dtype: str | None) -> bool:
     """Whether a canonical dtype is a floating-point type."""
     return dtype is not None and dtype.startswith("f")
-
-
-def check_name(name: object, what: str) -> str:
-    """Return ``name`` if it is a usable identifier, else raise a GraphError saying why."""
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise GraphError(
-            f"{what} name {name!r} is not a valid identifier; use letters, digits and '_', "
-            "not starting with a digit (it becomes a name in ti.graph and in the exported C program)"
-        )
-    return name
 
 
 @dataclass(frozen=True)
@@ -75,13 +66,15 @@ class Arg:
             raise GraphError(f"arg {self.name!r}: dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
         if self.kind in ("scalar", "ndarray", "matrix") and self.dtype is None:
             raise GraphError(f"arg {self.name!r}: a {self.kind} needs a dtype")
-        if not isinstance(self.ndim, int) or not 0 <= self.ndim <= MAX_NDIM:
-            raise GraphError(f"arg {self.name!r}: ndim must be an int in 0..{MAX_NDIM}, got {self.ndim!r}")
-        if len(self.element_shape) > 2 or any(not isinstance(d, int) or d < 1 for d in self.element_shape):
-            raise GraphError(
-                f"arg {self.name!r}: element_shape must be () for scalars, (n,) for vectors or (n, m) "
-                f"for matrices, got {self.element_shape!r}"
-            )
+        # the graph file loader asks the same functions (graphlab.limits): what is built here, loads
+        problem = ndim_problem(self.ndim) or element_shape_problem(self.element_shape)
+        problem = problem or fmt_problem(self.kind, self.fmt)
+        if problem is not None:
+            raise GraphError(f"arg {self.name!r}: {problem}")
+        if isinstance(self.element_shape, list):  # a frozen Arg holds tuples (hashable, equal to a loaded one)
+            object.__setattr__(self, "element_shape", tuple(self.element_shape))
+        if isinstance(self.shape, list):
+            object.__setattr__(self, "shape", tuple(self.shape))
         if self.kind == "matrix" and not self.element_shape:
             raise GraphError(f"arg {self.name!r}: a matrix arg needs a vector or matrix dtype")
         if self.kind in ("scalar", "matrix") and self.ndim:
@@ -94,11 +87,16 @@ class Arg:
             raise GraphError(f"arg {self.name!r}: only ndarray args take a shape")
         if len(shape) != self.ndim:
             raise GraphError(f"arg {self.name!r}: shape {shape!r} has {len(shape)} dims but ndim is {self.ndim}")
-        for dim in shape:
-            if isinstance(dim, bool) or not (
-                (isinstance(dim, int) and dim >= 0) or (isinstance(dim, str) and dim.isidentifier())
-            ):
-                raise GraphError(f"arg {self.name!r}: shape entry {dim!r} must be a non-negative int or a dim name")
+        for axis, dim in enumerate(shape):
+            if isinstance(dim, str):
+                problem = name_problem(dim)
+                if problem is not None:
+                    raise GraphError(
+                        f"arg {self.name!r}: shape[{axis}] {shown(dim)} is not a dim name ({problem}); "
+                        "give a non-negative int or a name of ASCII letters, digits and '_'"
+                    )
+            else:
+                check_dim_size(dim, f"arg {self.name!r}: shape[{axis}]")
 
     @property
     def is_buffer(self) -> bool:

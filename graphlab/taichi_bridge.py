@@ -2,10 +2,15 @@
 
 Everything that reads a Taichi object (a dtype, an annotation, an ndarray, the runtime) or builds
 one (a ``ti.graph.Arg``) goes through here, so a Taichi upgrade touches this module only.
+
+Importing this module wraps ``Ndarray.__init__`` and ``Texture.__init__`` to note, on each new
+object, the Taichi runtime it was made in (:func:`value_is_current`): an ndarray or texture made
+before ``ti.reset()``/``ti.init()`` points at freed memory, and passing it to a graph segfaults.
 """
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -194,6 +199,43 @@ class RuntimeToken:
         """Whether the runtime this was built for is still the live one."""
         live: Any = self._runtime()
         return live is not None and live is impl.get_runtime() and live.prog is not None
+
+
+# --- which runtime an ndarray or texture belongs to ------------------------------------------------
+#
+# A Taichi ndarray or texture keeps no Python-visible link to its program, and its C++ object is freed
+# with the program, so nothing on it can be read safely afterwards. Each one made after this module is
+# imported records the runtime (the ``PyTaichi`` object, replaced by every ti.reset()/ti.init()) it was
+# made in. One made before the import has no record: it counts as current only while the runtime that
+# was live at the import still is (it may, rarely, come from a runtime replaced before the import).
+
+_BORN = "_graphlab_runtime"
+
+
+def _record_birth(cls: type) -> None:
+    original = cls.__init__  # type: ignore[misc]
+    if getattr(original, "_graphlab_records_birth", False):
+        return
+
+    @functools.wraps(original)
+    def init_noting_runtime(self: Any, *args: Any, **kwargs: Any) -> None:
+        self.__dict__[_BORN] = weakref.ref(impl.get_runtime())
+        original(self, *args, **kwargs)
+
+    init_noting_runtime._graphlab_records_birth = True  # type: ignore[attr-defined]
+    cls.__init__ = init_noting_runtime  # type: ignore[misc]
+
+
+_record_birth(ti.lang._ndarray.Ndarray)
+_record_birth(ti.lang._texture.Texture)
+_LIVE_AT_IMPORT: Any = weakref.ref(impl.get_runtime()) if impl.get_runtime().prog is not None else None
+
+
+def value_is_current(value: Any) -> bool:
+    """Whether a ``ti.ndarray``/``ti.Texture`` was made in the live Taichi runtime (False: it would crash)."""
+    born = getattr(value, "__dict__", {}).get(_BORN, _LIVE_AT_IMPORT)
+    live = impl.get_runtime()
+    return born is not None and born() is live and live.prog is not None
 
 
 def current_arch() -> str:

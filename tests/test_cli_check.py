@@ -72,3 +72,15 @@ def test_render_writes_svg(tmp_path):
     out = _cli("render", graph, "--kernels", kernels, "-o", str(tmp_path / "g.svg"))
     assert out.returncode == 0, out.stderr
     assert "<svg" in (tmp_path / "g.svg").read_text()
+
+
+def test_check_clean_graph_with_a_loop_exits_0(tmp_path):
+    graph, kernels = _files(tmp_path, {"src": "a", "dst": "b"})
+    data = json.loads((tmp_path / "g.json").read_text())
+    data["sequences"] = [{"name": "body", "body": data["body"][1:]}]
+    data["body"] = [data["body"][0], {"type": "loop", "name": "again", "body": "body", "count": "n"}]
+    data["args"].append({"name": "n", "kind": "scalar", "dtype": "i32", "ndim": 0, "element_shape": []})
+    (tmp_path / "g.json").write_text(json.dumps(data))
+    out = _cli("check", graph, "--kernels", kernels)
+    assert out.returncode == 0, out.stderr
+    assert "is clean (control flow)" in out.stdout

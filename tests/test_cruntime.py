@@ -109,6 +109,13 @@ def test_symbolic_dims_must_agree(exported):
         module.graphs["update"].run(**values)
 
 
+def test_a_dim_the_c_api_would_truncate_is_refused(exported):
+    # a stride-0 view: the shape without the memory
+    y = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**32 + 1,), strides=(0,), writeable=True)
+    with load_module(exported) as module, pytest.raises(GraphRunError, match=r"shape\[0\] = 4294967297 out of range"):
+        module.graphs["scale"].run(y=y, s=3)
+
+
 def test_element_shape_is_checked(exported):
     inputs = load_npy(exported / "inputs")
     values = values_of(cruntime.read_manifest(exported).graphs[0], inputs)

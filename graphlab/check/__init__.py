@@ -27,12 +27,15 @@ def validate(graph: Graph, *, target: str | None = None, access: str = "auto") -
         rules_control,
         rules_dataflow,
         rules_names,
+        rules_size,
         rules_structure,
         rules_targets,
     )
 
     context = CheckContext(graph, target=target, access_source=access)
-    found: list[Diagnostic] = []
+    found: list[Diagnostic] = list(rules_size.validate_size(graph, context))
+    if rules_size.too_large_to_analyse(graph):  # the other rules walk node ids and the trace: they would not end
+        return found
     for module in (rules_structure, rules_bindings, rules_names, rules_dataflow, rules_control, rules_targets):
         for rule in module.RULES:
             found.extend(rule(graph, context))

@@ -25,6 +25,7 @@ RULES: dict[str, str] = {
     "GL021": "a conditional whose flag no dispatch writes before the decision",
     "GL022": "a while_ loop without max_iter (refused when the loop is made)",
     "GL023": "a while_ loop whose body never writes its flag",
+    "GL024": "a graph too large once unrolled: over 10,000,000 dispatches to compile, or too many to check",
 }
 
 

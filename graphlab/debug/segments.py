@@ -18,7 +18,6 @@ device copies of buffers per step (see :mod:`graphlab.debug.session` for how goi
 from __future__ import annotations
 
 import bisect
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +28,7 @@ from graphlab.compiled import _build
 from graphlab.debug.report import StepRef
 from graphlab.debug.snapshots import SnapshotError, SnapshotMissingError, SnapshotStore, default_budget, nbytes
 from graphlab.errors import GraphError
+from graphlab.ids import REPETITION_INDEX
 from graphlab.nodes import Dispatch, Node, SequenceUse
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 Granularity = Literal["span", "repetition", "dispatch"]
 Scope = tuple[str, str]  # (definition id, instance id): a sequence repetition, a loop iteration or a taken branch
-_STEP_ID = re.compile(r"\[\d+\]")
 
 
 @dataclass(frozen=True)
@@ -505,18 +504,29 @@ def _launcher(dispatch: Dispatch) -> Callable[[Mapping[str, Any]], None]:
 
 def step_kind(target: str) -> Literal["step", "repetition", "node"]:
     """Whether an id names one step (``substep[3]/p2g``), a repetition (``substep[3]``) or a node."""
-    if not _STEP_ID.search(target):
+    if not REPETITION_INDEX.search(target):
         return "node"
     return "repetition" if target.endswith("]") else "step"
 
 
 def unknown_id(target: str, known: Iterable[str], what: str) -> GraphError:
-    """An error naming ``target`` and the closest known ids."""
-    import difflib
+    """An error naming ``target`` and the closest known ids.
 
-    close = difflib.get_close_matches(target, list(known), n=5, cutoff=0.5)
-    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-    return GraphError(f"{what} {target!r} is not in the graph{hint}")
+    Ids are compared by their shape (repetition indexes blanked: ``substep[]/p2g``), one known id per
+    shape, so the cost follows the graph's node count, not its step count (100k steps are 100k ids).
+    """
+    import difflib  # only for this message
+
+    shapes: dict[str, str] = {}
+    for candidate in known:
+        shapes.setdefault(REPETITION_INDEX.sub("[]", candidate), candidate)
+    close = difflib.get_close_matches(REPETITION_INDEX.sub("[]", target[:_MAX_ID]), list(shapes), n=5, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(shapes[c]) for c in close)}?" if close else ""
+    shown = target if len(target) <= 80 else f"{target[:77]}..."
+    return GraphError(f"{what} {shown!r} is not in the graph{hint}")
+
+
+_MAX_ID = 2_048  # longer ids are compared by their start only
 
 
 # ---------------------------------------------------------------------------------------------

@@ -140,8 +140,8 @@ class DebugSession:
         A :class:`graphlab.Graph` (checked and compiled here) or a compiled graph.
     values, **kwargs
         The run values, as for ``run`` and checked the same way. The session works in place on
-        the ndarrays given (numpy arrays are copied to the device and copied back when the session
-        reaches the end).
+        the ndarrays given (numpy arrays are copied to the device and copied back, all or none,
+        whenever the session stops at the end).
     options
         :class:`DebugOptions` (snapshot budget, statistics at stops, fast-forward). A graph arg
         that is itself called ``options`` goes in the ``values`` dict.
@@ -963,7 +963,7 @@ class DebugSession:
             reason = "end"
         watches = evaluate_watches(self._watches, self._resolve)
         if pos.step_id is None and self._prepared.write_back:
-            self._prepared.finish()
+            self._prepared.finish(retry="stop at the end again (step() there) to copy them")
         return Stop(
             reason,
             pos.index,

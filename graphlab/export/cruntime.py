@@ -24,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import difflib
-import hashlib
 import importlib.util
 import os
 import weakref
@@ -44,9 +43,11 @@ from graphlab.export.manifest import (
     ArgSpec,
     GraphSpec,
     Manifest,
+    check_files,
     manifest_error,
     read_manifest,
 )
+from graphlab.names import check_dim_size
 from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES
 
 __all__ = [
@@ -84,8 +85,9 @@ def check_module_files(manifest: Manifest, c_api_version: int) -> None:
     """Refuse a module folder that would crash or mislead the C runtime, before it is loaded.
 
     ``module/`` must hold what the arch's loader reads, every file in ``files`` must be there with
-    its recorded sha256, and the module must come from the runtime's Taichi minor version (1.7.x
-    modules load only into a 1.7.x runtime).
+    its recorded sha256 (and every file of ``module/`` listed: :func:`~graphlab.export.manifest.check_files`),
+    and the module must come from the runtime's Taichi minor version (1.7.x modules load only into
+    a 1.7.x runtime).
     """
     folder = manifest.folder
     have = f"{c_api_version // 1_000_000}.{c_api_version // 1000 % 1000}"
@@ -97,11 +99,7 @@ def check_module_files(manifest: Manifest, c_api_version: int) -> None:
         if not (folder / "module" / name).is_file():
             message = f"{folder / 'module' / name} is missing, so module/ is no {manifest.arch} module"
             raise manifest_error(folder, "$.arch", message)
-    for name, digest in manifest.files.items():
-        path = folder / name
-        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            message = f"{path} is {'changed' if path.is_file() else 'missing'} since export"
-            raise manifest_error(folder, f"$.files[{name!r}]", message)
+    check_files(manifest)  # every file of module/ listed, none changed, none reached through a link out
 
 
 # --- the C library ------------------------------------------------------------------------------
@@ -412,6 +410,9 @@ def bind_values(graph: GraphSpec, values: Mapping[str, Any], default_dims: Mappi
     for arg in graph.args:
         if arg.kind == "ndarray" and arg.name not in values:
             bound.shapes[arg.name] = _temp_shape(graph, arg, sizes)
+    for name, shape in bound.shapes.items():  # the C API takes u32 dims: refuse what it would truncate
+        for axis, size in enumerate(shape):
+            check_dim_size(size, f"graph {graph.name!r}, arg {name!r}: shape[{axis}]", error=GraphRunError)
     return bound
 
 
@@ -629,7 +630,8 @@ def load_module(path: str | os.PathLike[str]) -> Module:
     Raises
     ------
     ManifestError
-        ``manifest.json`` is missing or malformed, or a file it lists is missing or changed.
+        ``manifest.json`` is missing or malformed, names a path outside the folder, lists no files
+        or not every file of ``module/``, or a file it lists is missing or changed.
     CRuntimeError
         The C runtime refused the arch or the module; the message names the C call.
     """

@@ -16,8 +16,17 @@ that runs them (:mod:`graphlab.export.control`); the C host and ``gl.load_module
 Taichi exports only for the arch of the current ``ti.init`` and allows one module per init, so the
 compiling happens in a child process (:mod:`graphlab.export._child`): a notebook on CUDA exports
 for Vulkan, and a Taichi crash cannot kill the notebook. Everything is written into a hidden
-folder next to the target and renamed into place at the end: a failed or interrupted export leaves
-nothing at the target path, and ``overwrite=True`` replaces the old folder in one rename.
+folder next to the target (``.mpm88.export-<host>-<pid>-<random>``) and renamed into place at the
+end: a failed export deletes it and leaves nothing at the target path. One whose process was killed
+cannot; the next export into the same parent folder deletes such folders, but only those of this
+naming made on this machine by a process that is gone.
+
+``overwrite=True`` replaces only a folder gl.export wrote: its ``manifest.json`` has the format
+``graphlab.module/1``, and everything in it is that manifest, a file it lists, or the generated
+``host/`` (its five files and ``build/``). Anything else (another tool's ``manifest.json``, a file
+of the user's added to an export, a symbolic link as the path) is refused with nothing deleted.
+The old folder is renamed aside (``.mpm88.old-...``), checked again there, and deleted only once
+the new one is in place.
 """
 
 from __future__ import annotations
@@ -26,12 +35,14 @@ import ctypes
 import difflib
 import json
 import os
+import re
 import shutil
+import socket
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,8 +52,20 @@ import numpy as np
 from graphlab.errors import GraphError, GraphlabError, ToolMissingError
 from graphlab.export._child import VULKAN_CAPS, run_watched
 from graphlab.export.control import ControlEntry, entries_to_json, plan_control, segments_of
-from graphlab.export.manifest import ARCHS, Manifest, Sample, arg_entry, file_digests, read_manifest, write_manifest
-from graphlab.spec import NUMPY_DTYPES, Arg
+from graphlab.export.errors import ManifestError
+from graphlab.export.manifest import (
+    ARCHS,
+    Manifest,
+    Sample,
+    arg_entry,
+    file_digests,
+    listed_files,
+    read_manifest,
+    walk_files,
+    write_manifest,
+)
+from graphlab.names import check_buffer_bytes, check_dim_size, name_problem, shown
+from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -238,6 +261,8 @@ def _sample(arg: Arg, value: Any) -> Sample:
             f"{where} has shape {array.shape}, but arg {arg.name!r} is {arg.describe()}; "
             f"give {arg.ndim} dims then the element shape {esh}"
         )
+    for axis, size in enumerate(array.shape[: arg.ndim]):  # before scanning it: a broadcast view can be huge
+        check_dim_size(size, f"{where}.shape[{axis}]", error=ExportError)
     finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array.ravel()
     cast = float if array.dtype.kind == "f" else int
     low, high = (cast(finite.min()), cast(finite.max())) if finite.size else (None, None)
@@ -249,11 +274,17 @@ def collect_values(
 ) -> tuple[dict[str, int], dict[str, Sample]]:
     """The default dims and per-arg samples: ``dims`` as given, plus what the shapes of ``values`` set."""
     args = {arg.name: arg for graph in graphs for arg in exported_args(graph)}
+    if dims is not None and not isinstance(dims, Mapping):
+        raise ExportError(f"dims={shown(dims)}: give a dict of dim name to size, e.g. dims={{'n': 8192}}")
     out_dims: dict[str, int] = {}
     for name, size in (dims or {}).items():
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-            raise ExportError(f"dims[{name!r}] = {size!r}: a dim is a non-negative int")
-        out_dims[name] = int(size)
+        problem = name_problem(name)
+        if problem is not None:  # it is written into manifest.json and the C host: refuse it before anything
+            raise ExportError(
+                f"dims[{shown(name)}]: not a dim name ({problem}); use the dim names of the args' shapes, "
+                "ASCII letters, digits and '_' (e.g. dims={'n': 8192})"
+            )
+        out_dims[name] = check_dim_size(size, f"dims[{name!r}]", error=ExportError)
     samples: dict[str, Sample] = {}
     for name, value in (values or {}).items():
         arg = args.get(name)
@@ -272,7 +303,21 @@ def collect_values(
                     f"values[{name!r}].shape[{axis}] is {size}, so dim {dim!r} would be {size}, but "
                     f"it is {out_dims[dim]} from dims= or another value; sizes must agree"
                 )
+    _check_buffer_sizes(args.values(), out_dims, samples)
     return out_dims, samples
+
+
+def _check_buffer_sizes(args: Iterable[Arg], dims: Mapping[str, int], samples: Mapping[str, Sample]) -> None:
+    """Refuse an ndarray whose bytes the C host could not count, where its shape is known."""
+    for arg in args:
+        sample = samples.get(arg.name)
+        shape = sample.shape if sample is not None and sample.shape is not None else arg.shape
+        if arg.kind != "ndarray" or shape is None:
+            continue
+        sizes = [dims.get(d, -1) if isinstance(d, str) else d for d in shape]
+        if all(size >= 0 for size in sizes):  # -1: a dim with no value yet (sized by the host's inputs)
+            item = DTYPE_BYTES[arg.dtype or "f32"] * numel(arg.element_shape)
+            check_buffer_bytes(sizes, item, f"arg {arg.name!r}", error=ExportError)
 
 
 def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mapping[str, Sample]) -> dict[str, Any]:
@@ -330,21 +375,37 @@ def written_args(graph: Graph) -> list[str]:
 # --- the output folder ----------------------------------------------------------------------------
 
 
+#: The hidden folders gl.export makes next to a target: ``export`` while writing it, ``old`` for the
+#: folder it replaces until that is deleted. Nothing else is ever deleted as stale.
+_OWN_FOLDER = re.compile(
+    r"\.(?P<name>.+)\.(?P<kind>export|old)-(?P<host>[A-Za-z0-9]+)-(?P<pid>[1-9][0-9]{0,9})-[a-z0-9_]{8}"
+)
+#: What gl.export writes besides manifest.json and the files it lists: the generated C host.
+HOST_FILES = ("main.c", "npy.c", "npy.h", "CMakeLists.txt", "README.md")
+_KEEP_OUT = "nothing was deleted: remove it yourself or choose another path"
+
+
+def _host_tag() -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24] or "host"
+
+
+def _own_prefix(target: Path, kind: str) -> str:
+    """The start of the name of a hidden folder for ``target``: ``.<name>.<kind>-<host>-<pid>-``."""
+    return f".{target.name}.{kind}-{_host_tag()}-{os.getpid()}-"
+
+
 def check_target(target: Path, overwrite: bool) -> None:
-    """Refuse an existing target (unless ``overwrite``) or a folder that cannot be created."""
-    if target.exists() or target.is_symlink():
+    """Refuse an existing target (unless ``overwrite`` and gl.export wrote it) or a folder that cannot be created."""
+    if target.is_symlink():
+        raise _link_error(target)
+    if target.exists():
         if not overwrite:
             raise OutputPathError(
                 f"{target} already exists; pass overwrite=True (--overwrite on the command line) to replace "
                 "it, or choose another path",
                 path=target,
             )
-        if not target.is_dir() or (any(target.iterdir()) and not (target / "manifest.json").is_file()):
-            raise OutputPathError(
-                f"{target} is not a folder gl.export wrote (no manifest.json), so overwrite=True "
-                "will not delete it; remove it yourself or choose another path",
-                path=target,
-            )
+        check_replaceable(target, target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -354,31 +415,134 @@ def check_target(target: Path, overwrite: bool) -> None:
         ) from exc
 
 
+def _link_error(target: Path) -> OutputPathError:
+    return OutputPathError(
+        f"{target} is a symbolic link (to {target.readlink()}); gl.export neither writes through a link nor "
+        "replaces one, even with overwrite=True; pass the folder it points to, or remove the link; nothing was deleted",
+        path=target,
+    )
+
+
+def _written_by_export(name: str, listed: set[str]) -> bool:
+    """Whether a path in an export folder is one gl.export writes (or the host build puts there)."""
+    if name == "manifest.json" or name in listed:
+        return True
+    host = name.removeprefix("host/")
+    if host == name:
+        return False
+    return host in HOST_FILES or host.startswith("build/") or host in {f".{n}.tmp" for n in HOST_FILES}
+
+
+def check_replaceable(folder: Path, target: Path) -> None:
+    """Refuse to delete ``folder`` (the target, or the target renamed aside) unless gl.export wrote all of it.
+
+    An empty folder holds nothing to lose. Otherwise ``manifest.json`` must be a graphlab module's
+    (format ``graphlab.module/1``) and every file and link in the folder must be the manifest, a file
+    it lists, or part of the generated ``host/``: a user's own file in an export is never deleted.
+    """
+    if folder.is_symlink():
+        raise _link_error(target)
+    if not folder.is_dir():
+        raise OutputPathError(
+            f"{target} is a file, not a folder gl.export wrote, so overwrite=True does not replace it; {_KEEP_OUT}",
+            path=target,
+        )
+    if not any(folder.iterdir()):
+        return
+    try:
+        listed = listed_files(folder)
+    except ManifestError as exc:
+        why = f"manifest.json {exc.json_path}: {exc.reason}"
+        if not (folder / "manifest.json").is_file():
+            why = "it has no manifest.json"
+        raise OutputPathError(
+            f"{target} is not a folder gl.export wrote ({why}), so overwrite=True does not replace it; {_KEEP_OUT}",
+            path=target,
+        ) from exc
+    extra = [name for name in walk_files(folder) if not _written_by_export(name, listed)]
+    if extra:
+        shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+        raise OutputPathError(
+            f"{target} is an export but also holds files gl.export did not write ({shown}), so overwrite=True "
+            f"does not replace it; move them out of it and export again, or choose another path; nothing was deleted",
+            path=target,
+        )
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (one of another user's counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True
+    return True
+
+
+def remove_stale_folders(parent: Path) -> list[Path]:
+    """Delete the hidden folders interrupted exports left in ``parent``; return what was deleted.
+
+    Only folders named as gl.export names its own (``.<name>.export-<host>-<pid>-<random>``), made on
+    this machine (``host``) by a process that no longer exists. A replaced export set aside
+    (``.<name>.old-...``) goes only where its replacement ``<name>`` is in place: if the process
+    died between the two renames it is the only copy, so it stays.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    host = _host_tag()
+    for entry in entries:
+        match = _OWN_FOLDER.fullmatch(entry.name)
+        if match is None or match["host"] != host or _process_alive(int(match["pid"])):
+            continue
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        if match["kind"] == "old" and not (parent / match["name"]).is_dir():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
 def _temporary_folder(target: Path) -> Path:
     try:
-        return Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=target.parent))
+        return Path(tempfile.mkdtemp(prefix=_own_prefix(target, "export"), dir=target.parent))
     except OSError as exc:
         raise OutputPathError(
             f"cannot write into {target.parent}: {exc.strerror or exc}; choose a writable location", path=target
         ) from exc
 
 
-def _move_into_place(tmp: Path, target: Path) -> None:
-    """Rename ``tmp`` to ``target``; an old target is renamed aside first and deleted after."""
-    if not (target.exists() or target.is_symlink()):
+def _move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Rename ``tmp`` to ``target``; an old target is renamed aside, checked again, and deleted after.
+
+    The old folder may have changed while the export ran (or appeared: then only ``overwrite``
+    replaces it); checked where it was renamed to, nothing can slip in between the check and the
+    delete. Refused, it is renamed back.
+    """
+    if target.is_symlink():
+        raise _link_error(target)
+    if not target.exists():
         tmp.rename(target)
         return
-    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+    if not overwrite:
+        raise OutputPathError(
+            f"{target} appeared while the export ran; pass overwrite=True to replace it (only a folder gl.export "
+            "wrote is replaced), or choose another path; nothing was deleted",
+            path=target,
+        )
+    old = target.with_name(_own_prefix(target, "old") + uuid.uuid4().hex[:8])
     target.rename(old)
     try:
+        check_replaceable(old, target)
         tmp.rename(target)
     except BaseException:
         old.rename(target)
         raise
-    if old.is_dir() and not old.is_symlink():
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        old.unlink(missing_ok=True)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 # --- export -----------------------------------------------------------------------------------------
@@ -405,6 +569,9 @@ def export(
         A graph, or several that share one module (and their args by name).
     path
         The folder to write; it must not exist unless ``overwrite=True``.
+    overwrite
+        Replace an existing folder, only one gl.export wrote: holding no file beyond its manifest,
+        what that lists and the generated ``host/``; never a symbolic link (see the module docs).
     arch
         ``"vulkan"``, ``"x64"`` (or ``"cpu"``) or ``"cuda"``; any arch this machine can compile for,
         whatever the notebook's own ``ti.init``.
@@ -425,8 +592,8 @@ def export(
     GraphError
         The graph has errors, or an arg the target cannot take (``g.check(target=arch)``).
     ExportError, OutputPathError
-        An arg the C runtime cannot pass, bad ``dims``/``values``, or an output path that exists or
-        cannot be written.
+        An arg the C runtime cannot pass, bad ``dims``/``values``, or an output path that exists,
+        cannot be written, or is not a folder gl.export wrote (``overwrite=True``; nothing is deleted).
     ToolMissingError
         The machine cannot compile for ``arch`` (no Vulkan driver, no CUDA GPU).
     CarryError
@@ -449,6 +616,7 @@ def export(
         raise ExportError(f"cpu_threads={cpu_threads!r}: give a positive int, or None for every core")
     target = Path(path).expanduser().absolute()
     check_target(target, overwrite)
+    remove_stale_folders(target.parent)
     check_arch_available(arch)
     report = Progress(progress, f"export {target.name}")
     try:
@@ -480,7 +648,7 @@ def export(
                 controls=controls,
             )
             report("finish", 0.97)
-            _move_into_place(tmp, target)
+            _move_into_place(tmp, target, overwrite)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

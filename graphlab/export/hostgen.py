@@ -27,8 +27,10 @@ from graphlab.errors import ToolMissingError
 from graphlab.export.control import CondEntry, ControlEntry, LoopEntry, RepeatEntry, SegmentEntry, segments_of
 from graphlab.export.cruntime import ArgSpec, Manifest, read_manifest, taichi_c_api_dir
 from graphlab.export.errors import HostBuildError, HostGenError
+from graphlab.names import MAX_DIM_SIZE, name_problem, shown
+from graphlab.spec import NUMPY_DTYPES, ROLES
 
-__all__ = ["build_host", "generate_host"]
+__all__ = ["build_host", "c_string_literal", "cmake_string", "generate_host"]
 
 EXECUTABLE = "graphlab_host"
 #: Scalars the 1.7.4 C-API can pass to a graph (see cruntime.SCALAR_PASSING).
@@ -38,14 +40,40 @@ MARKER_FILES = {"x64": "metadata.tcb", "cuda": "metadata.tcb", "vulkan": "metada
 COMPILERS = ("cc", "gcc", "clang")
 
 
+def _check_manifest(manifest: Manifest) -> None:
+    """Refuse what would not fit the host's tables: names and dim sizes are checked again here (a
+    manifest.json can be edited by hand), even though every string is written as an escaped literal."""
+    if manifest.arch not in MARKER_FILES:
+        raise HostGenError(f"manifest.json: arch {shown(manifest.arch)} is not one of {', '.join(MARKER_FILES)}")
+    for name, size in manifest.dims.items():
+        problem = name_problem(name)
+        if problem is not None:
+            raise HostGenError(f"manifest.json: dims key {shown(name)} is not a dim name ({problem}); re-export")
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_DIM_SIZE:
+            raise HostGenError(f"manifest.json: dims[{name!r}] = {shown(size)} is not a size in 0..{MAX_DIM_SIZE:,}")
+    for graph in manifest.graphs:
+        for arg in graph.args:
+            where = f"manifest.json: graph {shown(graph.name)}, arg {shown(arg.name)}"
+            problem = name_problem(graph.name) or name_problem(arg.name)
+            if problem is not None:
+                raise HostGenError(f"{where}: not a valid name ({problem}); rename it and re-export")
+            if arg.kind not in ("scalar", "ndarray", "matrix", "texture", "rw_texture") or arg.role not in ROLES:
+                raise HostGenError(f"{where}: kind {shown(arg.kind)} or role {shown(arg.role)} is unknown; re-export")
+            if arg.dtype is not None and arg.dtype not in NUMPY_DTYPES:
+                raise HostGenError(f"{where}: dtype {shown(arg.dtype)} is unknown; re-export")
+            for d in (*(arg.shape or ()), *arg.element_shape):
+                bad_int = isinstance(d, bool) or (isinstance(d, int) and not 0 <= d <= MAX_DIM_SIZE)
+                if bad_int or not isinstance(d, (int, str)) or (isinstance(d, str) and name_problem(d)):
+                    raise HostGenError(f"{where}: shape entry {shown(d)} is not a dim name or a size up to 2**32 - 1")
+
+
 def _args_of(manifest: Manifest) -> dict[str, ArgSpec]:
     """Every arg of every graph, once: graphs that name the same arg share its buffer in the host."""
+    _check_manifest(manifest)
     args: dict[str, ArgSpec] = {}
     for graph in manifest.graphs:
         for arg in graph.args:
             where = f"manifest.json: graph {graph.name!r}, arg {arg.name!r}"
-            if not arg.name.isidentifier() or not graph.name.isidentifier():
-                raise HostGenError(f"{where}: names must be C identifiers; rename it and re-export")
             if arg.ndim > 8 or len(arg.element_shape) > 2:
                 raise HostGenError(f"{where}: the host takes up to 8 field dims and 2 element dims")
             if arg.kind in ("texture", "rw_texture"):
@@ -63,8 +91,46 @@ def _args_of(manifest: Manifest) -> dict[str, ArgSpec]:
     return args
 
 
+def c_string_literal(text: str) -> str:
+    r"""``text`` as a C string literal (quotes included) that holds exactly its UTF-8 bytes.
+
+    Printable ASCII stays as it is, except backslash, ``"`` and ``?`` (``??/`` is a trigraph in
+    C99); every other byte becomes a 3-digit octal escape, which (unlike ``\x``) cannot swallow the
+    characters after it. NUL is refused: a C string ends there, so the name would silently change.
+
+    >>> print(c_string_literal('a "b" \\ ??/ é\n'))
+    "a \"b\" \\ \?\?/ \303\251\012"
+    """
+    if "\0" in text:
+        raise HostGenError(f"{shown(text)} holds a NUL character, which a C string cannot hold")
+    out = []
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char in '\\"?':
+            out.append("\\" + char)
+        elif 0x20 <= byte < 0x7F:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
 def _c_string(text: str | int | None) -> str:
-    return "NULL" if text is None else f'"{text}"'
+    return "NULL" if text is None else c_string_literal(str(text))
+
+
+def _c_comment(text: str) -> str:
+    """``text`` safe inside a ``/* */`` comment: printable ASCII only, no ``*/``."""
+    return "".join(c if " " <= c < "\x7f" else "?" for c in text).replace("*/", "*?/")
+
+
+def cmake_string(text: str) -> str:
+    """``text`` escaped for the inside of a quoted CMake argument (no variable expansion, no breaking out).
+
+    A ``;`` stays: inside quotes it does not split the argument (``\\;`` would keep its backslash).
+    """
+    escapes = {"\\": "\\\\", '"': '\\"', "$": "\\$", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    return "".join(escapes.get(c, c) for c in text)
 
 
 def _c_rows(rows: list[list[str]], header: list[str] | None = None) -> list[str]:
@@ -176,13 +242,15 @@ def generate_host(out_dir: str | os.PathLike[str], *, manifest: Manifest | None 
     graphs = "\n".join(
         f"- `{g.name}`({', '.join(f'{a.name}: {_describe(a)}' for a in g.args)})" for g in manifest.graphs
     )
-    header = HEADER.substitute(version=__version__, arch=manifest.arch, taichi=manifest.taichi_version)
+    header = HEADER.substitute(
+        version=_c_comment(__version__), arch=_c_comment(manifest.arch), taichi=_c_comment(manifest.taichi_version)
+    )
     c_api = taichi_c_api_dir()
     files = {
         "main.c": header + _tables(manifest) + MAIN_BODY,
         "npy.h": NPY_H,
         "npy.c": NPY_C,
-        "CMakeLists.txt": CMAKE.substitute(c_api=c_api.as_posix()),
+        "CMakeLists.txt": CMAKE.substitute(c_api=cmake_string(c_api.as_posix())),
         "README.md": README.substitute(
             arch=manifest.arch, graphs=graphs, exe=EXECUTABLE, c_api=c_api.as_posix(), version=__version__
         ),
@@ -238,9 +306,9 @@ def build_host(out_dir: str | os.PathLike[str], *, cc: str | os.PathLike[str] | 
     exe = host / "build" / EXECUTABLE
     with tempfile.TemporaryDirectory(dir=host / "build") as tmp:
         built = Path(tmp) / EXECUTABLE
-        runtime = str(c_api / "runtime").replace("\\", "\\\\").replace('"', '\\"')
+        runtime = c_string_literal(str(c_api / "runtime"))
         command = [compiler, "-std=c99", "-O2", "-Wall", f"-I{c_api / 'include'}",
-                   f'-DGRAPHLAB_TI_LIB_DIR="{runtime}"', str(host / "main.c"), str(host / "npy.c"),
+                   f"-DGRAPHLAB_TI_LIB_DIR={runtime}", str(host / "main.c"), str(host / "npy.c"),
                    "-o", str(built), f"-L{lib}", "-ltaichi_c_api", f"-Wl,-rpath,{lib}"]  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -673,6 +741,9 @@ static void take_input(int a, const NpyArray *array, const char *path) {
     for (int d = 0; d < arg->ndim; ++d) {
       const char *dim = arg->shape[d];
       char source[96];
+      if (array->shape[d] > (int64_t)UINT32_MAX)
+        die("%s: shape[%d] is %lld, over the %lu a Taichi shape can hold", path, d, (long long)array->shape[d],
+            (unsigned long)UINT32_MAX);
       snprintf(source, sizeof source, "%s.npy shape[%d]", arg->name, d);
       if (dim != NULL && isdigit((unsigned char)dim[0]) && atoll(dim) != array->shape[d])
         die("%s: shape[%d] is %lld, but '%s' needs %s", path, d, (long long)array->shape[d], arg->name, dim);
@@ -725,8 +796,14 @@ static void load_values(const Options *opt) {
     bind_dim(DIM_DEFAULTS[d].name, DIM_DEFAULTS[d].value, "manifest.json dims", 1);
   for (int i = 0; i < opt->dim_count; ++i) {
     const char *eq = strchr(opt->dims[i], '=');
+    char *end;
+    errno = 0;
+    long long size = strtoll(eq + 1, &end, 10);
+    if (!isdigit((unsigned char)eq[1]) || *end != '\0' || errno != 0 || size > (long long)UINT32_MAX)
+      die("--dim %s: the size must be an integer from 0 to %lu (Taichi shapes are 32-bit)", opt->dims[i],
+          (unsigned long)UINT32_MAX);
     char *name = strndup(opt->dims[i], (size_t)(eq - opt->dims[i])); /* kept: dims point to it */
-    bind_dim(name, atoll(eq + 1), "--dim", 0);
+    bind_dim(name, size, "--dim", 0);
   }
   for (int a = 0; a < ARG_COUNT; ++a) {
     char path[4096], err[512];
@@ -765,7 +842,8 @@ static void load_values(const Options *opt) {
     host->dtype = arg->dtype;
     host->ndim = full_ndim(arg);
     memcpy(host->shape, state[a].shape, sizeof(int64_t) * (size_t)host->ndim);
-    host->nbytes = (size_t)npy_count(host->ndim, host->shape) * npy_dtype_size(arg->dtype);
+    if (npy_nbytes(host->ndim, host->shape, npy_dtype_size(arg->dtype), &host->nbytes) != 0)
+      die("'%s' is too large: its byte size overflows (check the dims)", arg->name);
     host->data = calloc(host->nbytes ? host->nbytes : 1, 1); /* outputs and temps start at zero */
     if (host->data == NULL) die("out of memory for '%s' (%zu bytes)", arg->name, host->nbytes);
     state[a].known = 1;
@@ -1105,6 +1183,9 @@ size_t npy_dtype_size(NpyDtype dtype);
 /* Number of elements of a shape (1 for ndim 0). */
 int64_t npy_count(int ndim, const int64_t *shape);
 
+/* Bytes of a shape of `item`-byte elements into `out`. Returns 0, or -1 on a negative dim or an overflow. */
+int npy_nbytes(int ndim, const int64_t *shape, size_t item, size_t *out);
+
 /* Read `path` into `out`. Returns 0, or -1 with a message in `err`. */
 int npy_read(const char *path, NpyArray *out, char *err, size_t err_size);
 
@@ -1152,6 +1233,18 @@ int64_t npy_count(int ndim, const int64_t *shape) {
   int64_t count = 1;
   for (int i = 0; i < ndim; ++i) count *= shape[i];
   return count;
+}
+
+int npy_nbytes(int ndim, const int64_t *shape, size_t item, size_t *out) {
+  uint64_t total = item;
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) return -1;
+    if (shape[i] != 0 && total > (uint64_t)INT64_MAX / (uint64_t)shape[i]) return -1;
+    total *= (uint64_t)shape[i];
+  }
+  if (total > (uint64_t)SIZE_MAX) return -1;
+  *out = (size_t)total;
+  return 0;
 }
 
 static int fail(char *err, size_t err_size, const char *fmt, ...) {
@@ -1210,7 +1303,8 @@ static int parse_header(const char *header, NpyArray *out, char *err, size_t err
       return fail(err, err_size, "bad shape in header: %s", header);
     }
   }
-  out->nbytes = (size_t)npy_count(out->ndim, out->shape) * DTYPES[found].size;
+  if (npy_nbytes(out->ndim, out->shape, DTYPES[found].size, &out->nbytes) != 0)
+    return fail(err, err_size, "shape too large: its byte size overflows: %s", header);
   return 0;
 }
 

@@ -23,13 +23,24 @@ the graph is one module graph of its own name). The rest (``sample``: the shape 
 the notebook's values had, ``writes``, ``source``, ``cpu_max_num_threads``) lets ``gl.verify``
 rerun the same graphs from Python. Reading never executes anything; a bad field raises
 :class:`ManifestError` naming its JSON path.
+
+A manifest is also the module's seal, so reading refuses what could reach past the folder or skip
+the seal: every path it names (``files``, ``source``, ``tcm``) is relative, inside the folder, with
+no ``..`` and no symbolic link leading out, and every ``files`` entry is a sha256. Before a module
+is loaded or verified, :func:`check_files` hashes what is listed and refuses a folder whose
+``module/`` holds a file the manifest does not list (a manifest without ``files`` checks nothing,
+so it is refused there). Nesting is bounded: a control tree goes at most
+:data:`graphlab.nesting.MAX_NESTING` levels deep, and JSON too deep for Python's parser gets a
+ManifestError too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import os
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +48,7 @@ from typing import Any
 from graphlab._version import __version__
 from graphlab.export.control import CondEntry, ControlEntry, LoopEntry, RepeatEntry, SegmentEntry
 from graphlab.export.errors import ManifestError
+from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
 from graphlab.spec import ARG_KINDS, NUMPY_DTYPES, ROLES, Arg
 
 __all__ = [
@@ -47,15 +59,23 @@ __all__ = [
     "Manifest",
     "Sample",
     "arg_entry",
+    "check_files",
+    "check_listed",
     "file_digests",
+    "listed_files",
     "manifest_error",
     "read_manifest",
+    "walk_files",
     "write_manifest",
 ]
 
 MANIFEST_FORMAT = "graphlab.module/1"
 #: Archs the C runtime binding and the generated host can run.
 ARCHS = ("vulkan", "cuda", "x64")
+#: A ``files`` value: the sha256 of the file, as lowercase hex.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+#: Folders whose every file must be listed in ``files`` (what ti_load_aot_module reads).
+SEALED_FOLDERS = ("module",)
 
 
 # --- records ------------------------------------------------------------------------------------
@@ -125,11 +145,12 @@ class Manifest:
     tcm: str | None = None
 
 
+_FIX = "; re-export the module or fix manifest.json"
+
+
 def manifest_error(folder: Path, json_path: str, message: str) -> ManifestError:
     """A :class:`ManifestError` for ``folder/manifest.json`` at ``json_path``, with the usual fix."""
-    return ManifestError(
-        f"{message}; re-export the module or fix manifest.json", file=str(folder / "manifest.json"), json_path=json_path
-    )
+    return ManifestError(f"{message}{_FIX}", file=str(folder / "manifest.json"), json_path=json_path)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -192,28 +213,41 @@ class _Reader:
             shape=None if shape is None else self.dims(shape, f"{path}.shape", names=True),
         )
 
-    def control(self, raw: list[Any], path: str, args: Mapping[str, ArgSpec]) -> tuple[ControlEntry, ...]:
-        """A control tree (see graphlab.export.control); flags and counts must be args of the graph."""
-        return tuple(self.entry(item, f"{path}[{i}]", args) for i, item in enumerate(raw))
+    def control(
+        self, raw: list[Any], path: str, args: Mapping[str, ArgSpec], level: int = 1
+    ) -> tuple[ControlEntry, ...]:
+        """A control tree (see graphlab.export.control); flags and counts must be args of the graph.
 
-    def entry(self, obj: Any, path: str, args: Mapping[str, ArgSpec]) -> ControlEntry:
+        ``level`` counts the lists down to here: a graph nests at most MAX_NESTING sequences, so
+        the body of its deepest one is list MAX_NESTING + 1; deeper, and the walk stops.
+        """
+        if level > MAX_NESTING + 1:
+            raise self.fail(
+                path,
+                f"the control tree nests deeper than {MAX_NESTING + 1} levels, more than a graph of at most "
+                f"{MAX_NESTING} nested sequences (graphlab.nesting.MAX_NESTING) exports",
+            )
+        return tuple(self.entry(item, f"{path}[{i}]", args, level) for i, item in enumerate(raw))
+
+    def entry(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> ControlEntry:
         op = self.choice(obj, path, "op", ("segment", "repeat", "cond", "loop"))
         if op == "segment":
             return SegmentEntry(self.get(obj, path, "graph", str), self.segment_args(obj, path, args))
         if op == "repeat":
             times = self.get(obj, path, "times", int)
-            return RepeatEntry(self.dims([times], f"{path}.times", names=False)[0], self.body(obj, path, "body", args))
+            body = self.body(obj, path, "body", args, level)
+            return RepeatEntry(self.dims([times], f"{path}.times", names=False)[0], body)
         if op == "cond":
             other = self.get(obj, path, "else", (list, type(None)), None)
             return CondEntry(
                 self.get(obj, path, "node", str),
                 self.decision(obj, path, "flag", args, "ndarray"),
-                self.body(obj, path, "then", args),
-                None if other is None else self.control(other, f"{path}.else", args),
+                self.body(obj, path, "then", args, level),
+                None if other is None else self.control(other, f"{path}.else", args, level + 1),
             )
-        return self.loop(obj, path, args)
+        return self.loop(obj, path, args, level)
 
-    def loop(self, obj: Any, path: str, args: Mapping[str, ArgSpec]) -> LoopEntry:
+    def loop(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> LoopEntry:
         flag = self.decision(obj, path, "while", args, "ndarray", optional=True)
         count = self.decision(obj, path, "count", args, "scalar", optional=True)
         max_iter = self.get(obj, path, "max_iter", (int, type(None)), None)
@@ -221,10 +255,11 @@ class _Reader:
             raise self.fail(path, "a loop has exactly one of 'while' (a flag) and 'count' (a scalar)")
         if flag is not None and (max_iter is None or max_iter < 1):
             raise self.fail(f"{path}.max_iter", f"a while loop needs a positive max_iter, got {max_iter!r}")
-        return LoopEntry(self.get(obj, path, "node", str), self.body(obj, path, "body", args), flag, count, max_iter)
+        body = self.body(obj, path, "body", args, level)
+        return LoopEntry(self.get(obj, path, "node", str), body, flag, count, max_iter)
 
-    def body(self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec]) -> tuple[ControlEntry, ...]:
-        return self.control(self.get(obj, path, key, list), f"{path}.{key}", args)
+    def body(self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec], level: int) -> tuple[ControlEntry, ...]:
+        return self.control(self.get(obj, path, key, list), f"{path}.{key}", args, level + 1)
 
     def decision(
         self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec], kind: str, *, optional: bool = False
@@ -246,6 +281,37 @@ class _Reader:
                 raise self.fail(f"{path}.args[{i}]", f"{name!r} is not an arg of this graph")
         return names
 
+    def inside(self, value: Any, path: str) -> str:
+        """A path the manifest names: relative, inside the folder (see :func:`path_problem`)."""
+        if not isinstance(value, str):
+            raise self.fail(path, f"expected a path inside the module folder, got {value!r}")
+        problem = path_problem(self.folder, value)
+        if problem is not None:
+            raise self.fail(path, problem)
+        return value
+
+    def files(self, data: Any) -> dict[str, str]:
+        """``files``: each a path inside the folder with its sha256 (lowercase hex)."""
+        raw = self.get(data, "$", "files", dict, {})
+        for name, digest in raw.items():
+            where = f"$.files[{name!r}]"
+            self.inside(name, where)
+            if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+                raise self.fail(where, f"expected the file's sha256 (64 lowercase hex digits), got {digest!r}")
+        return dict(raw)
+
+    def source(self, data: Any) -> dict[str, Any] | None:
+        """``source``: where the graph files and the carried kernels are, inside the folder."""
+        raw = self.get(data, "$", "source", (dict, type(None)), None)
+        if raw is None:
+            return None
+        for name, rel in self.get(raw, "$.source", "graphs", dict, {}).items():
+            self.inside(rel, f"$.source.graphs[{name!r}]")
+        kernels = self.get(raw, "$.source", "kernels", (str, type(None)), None)
+        if kernels is not None:
+            self.inside(kernels, "$.source.kernels")
+        return dict(raw)
+
     def sample(self, obj: Any, path: str) -> Sample | None:
         raw = self.get(obj, path, "sample", (dict, type(None)), None)
         if raw is None:
@@ -253,6 +319,8 @@ class _Reader:
         where = f"{path}.sample"
         shape = self.get(raw, where, "shape", (list, type(None)), None)
         bounds = [self.get(raw, where, key, (int, float, type(None)), None) for key in ("low", "high")]
+        if not _is_sample_value(raw.get("value")):
+            raise self.fail(f"{where}.value", "expected a number, or a list (or list of lists) of numbers")
         return Sample(
             None if shape is None else self.dims(shape, f"{where}.shape", names=False),
             bounds[0],
@@ -264,14 +332,8 @@ class _Reader:
 def read_manifest(folder: Path) -> Manifest:
     """Read and check ``folder/manifest.json`` (plain data: nothing in it is executed)."""
     folder = Path(folder)
-    file = folder / "manifest.json"
     r = _Reader(folder)
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise ManifestError(f"missing; pass the folder gl.export wrote, not {folder}", file=str(file)) from e
-    except (OSError, ValueError) as e:
-        raise r.fail("$", f"not readable JSON ({e})") from e
+    data = _load(folder)
     r.choice(data, "$", "format", (MANIFEST_FORMAT,))
     graphs: list[GraphSpec] = []
     samples: dict[str, Sample] = {}
@@ -298,6 +360,7 @@ def read_manifest(folder: Path) -> Manifest:
         r.dims([size], f"$.dims.{name}", names=False)
     if len({g.name for g in graphs}) != len(graphs):
         raise r.fail("$.graphs", f"graph names repeat: {[g.name for g in graphs]}")
+    tcm = r.get(data, "$", "tcm", (str, type(None)), None)
     return Manifest(
         folder=folder,
         arch=r.choice(data, "$", "arch", ARCHS),
@@ -305,13 +368,145 @@ def read_manifest(folder: Path) -> Manifest:
         graphs=tuple(graphs),
         dims=dict(dims),
         slots=slots,
-        files=dict(r.get(data, "$", "files", dict, {})),
+        files=r.files(data),
         samples=samples,
-        source=r.get(data, "$", "source", (dict, type(None)), None),
+        source=r.source(data),
         cpu_max_num_threads=r.get(data, "$", "cpu_max_num_threads", (int, type(None)), None),
         caps=r.names(data, "$", "caps"),
-        tcm=r.get(data, "$", "tcm", (str, type(None)), None),
+        tcm=None if tcm is None else r.inside(tcm, "$.tcm"),
     )
+
+
+def _load(folder: Path, fix: str = _FIX) -> Any:
+    """The parsed ``folder/manifest.json``; a ManifestError (never a RecursionError) when it cannot be."""
+    file = folder / "manifest.json"
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise ManifestError(f"missing; pass the folder gl.export wrote, not {folder}", file=str(file)) from e
+    except (OSError, ValueError) as e:
+        raise ManifestError(f"not readable ({e}){fix}", file=str(file)) from e
+    try:
+        return json.loads(text)
+    except RecursionError:  # Python's parser gives up near 1000 levels; say where the file is too deep
+        where = deep_json_path(text) or "$"
+        message = f"JSON nested too deeply to read: more than {MAX_JSON_DEPTH} levels here; the file is damaged"
+        raise ManifestError(message + fix, file=str(file), json_path=where) from None
+    except ValueError as e:
+        raise ManifestError(f"not readable JSON ({e}){fix}", file=str(file)) from e
+
+
+def _is_sample_value(value: Any, depth: int = 0) -> bool:
+    """A scalar's number, a vector's list or a matrix's list of lists (or None: no value)."""
+    if value is None and depth == 0:
+        return True
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True
+    return isinstance(value, list) and depth < 2 and all(_is_sample_value(v, depth + 1) for v in value)
+
+
+def path_problem(folder: Path, name: str) -> str | None:
+    """Why ``name`` is not a path inside ``folder`` (relative POSIX, no ``..``, no link leading out), or None."""
+    inside = "a module names only files inside its own folder"
+    if not name or "\\" in name or "\0" in name:
+        return f"{name!r} is not a relative POSIX path (it is empty, or holds a backslash or NUL); {inside}"
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        return f"{name!r} is an absolute path; {inside}"
+    if any(part in ("", ".", "..") for part in name.split("/")):
+        return f"{name!r} has an empty, '.' or '..' part, which could point outside the folder; {inside}"
+    root = os.path.realpath(folder)
+    real = os.path.realpath(folder / name)
+    if os.path.commonpath([root, real]) != root:
+        return f"{name!r} leads outside the module folder through a symbolic link (to {real}); {inside}"
+    return None
+
+
+# --- checking the files ------------------------------------------------------------------------------
+
+
+def listed_files(folder: Path) -> set[str]:
+    """The paths ``folder/manifest.json`` lists under ``files``, checking only that it is a graphlab module's.
+
+    For ``gl.export(overwrite=True)``, which must tell a module folder from any folder holding a
+    ``manifest.json``; a ManifestError says why this one is not.
+    """
+    file = str(folder / "manifest.json")
+    data = _load(folder, fix="")
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        got = data.get("format") if isinstance(data, dict) else data
+        message = f"the format is {str(got)[:60]!r}, not a graphlab module's {MANIFEST_FORMAT!r}"
+        raise ManifestError(message, file=file, json_path="$.format")
+    files = data.get("files")
+    if not isinstance(files, dict):
+        raise ManifestError("it lists no files", file=file, json_path="$.files")
+    return {name for name in files if isinstance(name, str)}
+
+
+def walk_files(folder: Path, under: str = "") -> Iterator[str]:
+    """POSIX paths (relative to ``folder``) of every file and link below ``folder/under``, links not followed."""
+    for top, dirs, names in os.walk(folder / under):
+        links = [d for d in dirs if Path(top, d).is_symlink()]
+        for name in sorted([*names, *links]):
+            yield Path(top, name).relative_to(folder).as_posix()
+
+
+def check_listed(manifest: Manifest, name: str, json_path: str | None = None) -> bytes:
+    """The content of listed file ``name``, refused unless it is still the file the export hashed.
+
+    ``json_path`` names where the manifest refers to it (``$.source.kernels``), for one it must list.
+    The bytes returned are the bytes hashed, so what is used is what was checked.
+    """
+    folder = manifest.folder
+    digest = manifest.files.get(name)
+    if digest is None:
+        where = json_path or f"$.files[{name!r}]"
+        raise manifest_error(folder, where, f"{name!r} is not listed in $.files, so its integrity cannot be checked")
+    where = f"$.files[{name!r}]"
+    problem = path_problem(folder, name)  # again: links may have changed since reading
+    if problem is not None:
+        raise manifest_error(folder, where, problem)
+    path = folder / name
+    if not path.is_file():
+        raise manifest_error(folder, where, f"{path} is missing since export")
+    content = path.read_bytes()
+    if hashlib.sha256(content).hexdigest() != digest:
+        raise manifest_error(folder, where, f"{path} is changed since export (its sha256 differs)")
+    return content
+
+
+def check_files(manifest: Manifest, *, missing_ok: Collection[str] = ()) -> None:
+    """Refuse a folder that is not what the export sealed, before anything of it is loaded or run.
+
+    ``files`` must list something; every file under ``module/`` (all of which ti_load_aot_module
+    may read) must be listed; the sources and the ``.tcm`` the manifest names must be listed; and
+    every listed file must be there with its sha256. ``missing_ok`` names listed files that may be
+    absent (``gl.verify`` with ``kernels=`` does not need the stored kernels).
+    """
+    folder = manifest.folder
+    if not manifest.files:
+        raise manifest_error(
+            folder, "$.files", "lists no files with their sha256, so the module's integrity cannot be checked"
+        )
+    for under in SEALED_FOLDERS:
+        unlisted = [name for name in walk_files(folder, under) if name not in manifest.files]
+        if unlisted:
+            more = f" (and {len(unlisted) - 1} more)" if len(unlisted) > 1 else ""
+            message = f"{folder / unlisted[0]}{more} is not listed, so its integrity cannot be checked"
+            raise manifest_error(folder, "$.files", message)
+    source = manifest.source or {}
+    named = [(f"$.source.graphs[{g!r}]", rel) for g, rel in source.get("graphs", {}).items()]
+    named += [("$.source.kernels", source["kernels"])] if source.get("kernels") else []
+    named += [("$.tcm", manifest.tcm)] if manifest.tcm else []
+    for where, name in named:
+        if name not in manifest.files:
+            raise manifest_error(
+                folder, where, f"{name!r} is not listed in $.files, so its integrity cannot be checked"
+            )
+    for name in manifest.files:
+        path = folder / name
+        if name in missing_ok and not (path.exists() or path.is_symlink()):
+            continue
+        check_listed(manifest, name)
 
 
 # --- writing ------------------------------------------------------------------------------------

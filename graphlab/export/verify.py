@@ -42,7 +42,7 @@ from graphlab.controlflow import ControlEvent
 from graphlab.errors import GraphlabError, ToolMissingError
 from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.cruntime import taichi_c_api_dir
-from graphlab.export.manifest import ArgSpec, Manifest, Sample, read_manifest
+from graphlab.export.manifest import ArgSpec, Manifest, Sample, check_files, check_listed, read_manifest
 from graphlab.spec import NUMPY_DTYPES
 
 __all__ = ["OutputDiff", "Run", "VerifyError", "VerifyReport", "make_inputs", "run_host", "run_python", "verify"]
@@ -351,17 +351,27 @@ def _sources(folder: Path, manifest: Manifest, kernels: Any) -> tuple[dict[str, 
                 f"{folder}: no graph file for {graph.name!r} under source/ (manifest.json "
                 "$.source.graphs); re-export it with gl.export, which stores the sources"
             )
-        texts[rel] = (folder / rel).read_text(encoding="utf-8")
+        texts[rel] = check_listed(manifest, rel, f"$.source.graphs[{graph.name!r}]").decode("utf-8")
     if kernels is not None:
         from graphlab.carry import carry_kernels
         from graphlab.graphfile import loads
 
         graphs = [loads(text, kernels=kernels, file=name) for name, text in texts.items()]
         return texts, carry_kernels(dict.fromkeys(k.fn for g in graphs for k in g.kernels)).to_dict()
-    payload = folder / source.get("kernels", "source/kernels.json")
+    payload = _stored_kernels(folder, manifest)
+    content = check_listed(manifest, payload.relative_to(folder).as_posix(), "$.source.kernels")
+    try:
+        return texts, json.loads(content)
+    except (ValueError, RecursionError) as exc:
+        raise VerifyError(f"{payload} is not readable JSON ({type(exc).__name__}); re-export the module") from None
+
+
+def _stored_kernels(folder: Path, manifest: Manifest) -> Path:
+    """The carried kernels the export stored; a VerifyError saying to pass ``kernels=`` when gone."""
+    payload = folder / (manifest.source or {}).get("kernels", "source/kernels.json")
     if not payload.is_file():
         raise VerifyError(f"{payload} is missing; pass kernels= (the module or dict holding the kernels)")
-    return texts, json.loads(payload.read_text(encoding="utf-8"))
+    return payload
 
 
 def run_python(
@@ -452,6 +462,9 @@ def verify(
     ------
     VerifyError
         The folder lacks its sources, an input does not fit, or the host program failed.
+    ManifestError
+        ``manifest.json`` is malformed or names a path outside the folder, or the folder is not what
+        the export sealed (a listed file changed or missing, a file of ``module/`` not listed).
     ToolMissingError, HostBuildError
         No C compiler, or this machine cannot run the module's arch.
     """
@@ -459,6 +472,11 @@ def verify(
     manifest = read_manifest(folder)
     if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
         raise VerifyError(f"frames={frames!r}: give a positive int")
+    # The folder must be what the export sealed before anything of it is built or run.
+    stored = (manifest.source or {}).get("kernels", "source/kernels.json")
+    if kernels is None:
+        _stored_kernels(folder, manifest)
+    check_files(manifest, missing_ok=(stored,) if kernels is not None else ())
     values = make_inputs(manifest, inputs, seed=seed)
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="graphlab-verify-") as tmp:

@@ -27,7 +27,16 @@ from graphlab.graph import Graph, GraphChange, GraphState
 from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
 from graphlab.spec import Arg
 from graphlab.widget.history import History
-from graphlab.widget.messages import PANEL_MESSAGES, Message, MessageError, parse_message, request_of
+from graphlab.widget.messages import (
+    PANEL_MESSAGES,
+    Message,
+    MessageError,
+    clip,
+    echo,
+    kind_of,
+    parse_message,
+    request_of,
+)
 from graphlab.widget.panels import PanelRefusedError, Panels
 from graphlab.widget.view import diagnostic_view, graph_view, palette_view
 
@@ -124,13 +133,17 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
 
         unsubscribe = graph.observe(on_change)
         self._unsubscribe = unsubscribe
-        self.on_msg(self._on_message)
-        self._panels = Panels(self, values)
-        self._sync()
-        with self.hold_sync():
-            self.debugger = self._panels.debug.view()
-            self.inspect = {"session": 0, "buffer": None}
-            self.export = self._panels.export.view()
+        try:
+            self.on_msg(self._on_message)
+            self._panels = Panels(self, values)
+            self._sync()
+            with self.hold_sync():
+                self.debugger = self._panels.debug.view()
+                self.inspect = {"session": 0, "buffer": None}
+                self.export = self._panels.export.view()
+        except BaseException:
+            self.close()  # stop following the graph: a half-built editor must not stay subscribed
+            raise
 
     # --- public ----------------------------------------------------------------------------------
 
@@ -161,19 +174,30 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         return self._panels.refresh(stop)
 
     def close(self) -> None:
-        """Stop following the graph, end the debug session and close the widget."""
+        """Stop following the graph, end the debug session and close the widget.
+
+        Safe on an editor whose ``__init__`` raised (ipywidgets calls it again on garbage collection).
+        """
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        self._panels.close()
+        panels = getattr(self, "_panels", None)  # absent when __init__ raised before making them
+        if panels is not None:
+            panels.close()
         super().close()
 
     def handle_message(self, content: Any) -> dict[str, Any]:
         """Act on one front-end message and return the reply (also sent to the front-end).
 
         The widget's comm calls this for every custom message; tests and scripts may call it too.
+        Every message is answered: a malformed one with an error reply (see
+        :mod:`graphlab.widget.messages`), and nothing raises out of here.
         """
-        reply = self._handle(content)
+        try:
+            reply = self._handle(content)
+        except Exception as exc:  # a bug must cost one refused message, not an unanswered front-end
+            _log.exception("graphlab: the widget failed on a message")
+            reply = self._refuse(request_of(content), f"the message failed (a graphlab bug): {_exc_text(exc)}")
         self.send(reply)
         return reply
 
@@ -272,7 +296,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             message = parse_message(content)
         except MessageError as exc:
             # a malformed edit shows in the banner; the panels show their own refusals from the reply
-            panel = isinstance(content, dict) and content.get("kind") in PANEL_MESSAGES
+            panel = kind_of(content) in PANEL_MESSAGES
             return self._refuse(request, f"message ignored: {exc}", set_error=not panel)
         if message.kind == "select":
             node = message["node"]
@@ -295,27 +319,30 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         except Exception as exc:
             _log.exception("graphlab: the widget's %s message failed", message.kind)
             what = f"{message.kind} {message.op}" if message.op else message.kind
-            return self._refuse(message.request, f"{what} failed (a graphlab bug): {type(exc).__name__}: {exc}")
+            return self._refuse(message.request, f"{what} failed (a graphlab bug): {_exc_text(exc)}")
         return _reply(message.request)
 
     def _edit(self, message: Message) -> dict[str, Any]:
         graph = self._graph
-        stale = [n for n in _node_refs(message) if not self._exists(n)]
-        if stale:
-            return self._refuse(message.request, self._stale(stale[0]))
+        stale = self._first_stale(_node_refs(message))
+        if stale is not None:
+            return self._refuse(message.request, self._stale(stale))
+        # Try the edit on a copy first: a refused edit then leaves the graph untouched, its version
+        # included (a version bump would end the debug session and show in other editors).
+        trial = Graph(graph.name)
+        trial.restore(graph.snapshot())
+        try:
+            self._apply(message, trial)
+        except Exception as exc:
+            return self._refuse(message.request, self._refusal(message, exc))
         before = graph.snapshot()
         version = graph.version
         self._applying = True
         try:
-            label, selection = self._apply(message)
-        except (GraphlabError, KeyError) as exc:
+            label, selection = self._apply(message, graph)
+        except Exception as exc:  # the trial passed, so this is not expected; put the graph back
             self._rollback(before, version)
-            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            return self._refuse(message.request, f"{_OP_VERB[message.op or '']} refused: {reason}")
-        except Exception as exc:
-            self._rollback(before, version)
-            _log.exception("graphlab: the widget's %s edit failed", message.op)
-            return self._refuse(message.request, f"{message.op} failed (a graphlab bug): {type(exc).__name__}: {exc}")
+            return self._refuse(message.request, self._refusal(message, exc))
         finally:
             self._applying = False
         self._history.record(label, before)
@@ -324,6 +351,15 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             self._sync()
             self.selected = selection if selection and self._exists(selection) else ""
         return _reply(message.request)
+
+    @staticmethod
+    def _refusal(message: Message, exc: Exception) -> str:
+        """Why an edit was refused: the graph's reason, or a bug report for an unexpected exception."""
+        if isinstance(exc, (GraphlabError, KeyError)):
+            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            return f"{_OP_VERB[message.op or '']} refused: {reason}"
+        _log.error("graphlab: the widget's %s edit failed", message.op, exc_info=exc)
+        return f"{message.op} failed (a graphlab bug): {_exc_text(exc)}"
 
     def _rollback(self, before: GraphState, version: int) -> None:
         if self._graph.version != version:
@@ -334,9 +370,9 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
                 self._applying = False
             self._sync()
 
-    def _apply(self, message: Message) -> tuple[str, str | None]:
-        """Do one edit through the graph's API; returns (history label, node to select)."""
-        graph = self._graph
+    def _apply(self, message: Message, graph: Graph) -> tuple[str, str | None]:
+        """Do one edit through ``graph``'s API (the editor's graph, or a copy of it to try the edit
+        on); returns (history label, node to select)."""
         op = message.op
         if op == "dispatch":
             info = self._resolve(message["kernel"])
@@ -398,6 +434,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         return _reply(message.request)
 
     def _refuse(self, request: int | None, reason: str, *, set_error: bool = True) -> dict[str, Any]:
+        reason = clip(reason)  # what the graph or a panel says may quote long names; the reply stays small
         if set_error:
             self.error = reason
         return _reply(request, reason)
@@ -416,9 +453,18 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             return any(n["id"] == node_id and n.get("kind") == "branch" for n in self.graph.get("nodes", ()))
         return True
 
+    def _first_stale(self, node_ids: list[str]) -> str | None:
+        """The first of ``node_ids`` that does not exist (one pass: a set of the drawn ids, and the
+        graph asked only about an id not drawn, so a million stale ids cost one look-up)."""
+        drawn = {n["id"] for n in self.graph.get("nodes", ())}
+        for node_id in node_ids:
+            if node_id not in drawn and not self._exists(node_id):
+                return node_id
+        return None
+
     def _stale(self, node_id: str) -> str:
         return (
-            f"node {node_id!r} no longer exists in graph {self._graph.name!r} (it changed since the view was "
+            f"node {echo(node_id)} no longer exists in graph {self._graph.name!r} (it changed since the view was "
             "drawn); nothing was changed"
         )
 
@@ -458,6 +504,10 @@ def _node_refs(message: Message) -> list[str]:
     if isinstance(fields.get("bind"), dict):
         refs.append(fields["bind"]["node"])
     return refs
+
+
+def _exc_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {clip(str(exc), 1000)}"
 
 
 def _reply(request: int | None, error: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,100 @@
+"""Writing a user's file atomically, the way an editor saves it.
+
+The text goes to a temporary file in the same folder, is flushed to disk, then renamed over the
+target, so a crash or a full disk leaves either the old file or the new one, never half of each.
+What a plain ``tempfile.mkstemp`` + rename gets wrong, and this does not:
+
+- an existing file keeps its permission mode (and, where allowed, its owner and group); a new file
+  gets ``0o666`` minus the umask (0644 under umask 022), as ``open(path, "w")`` would give, not
+  mkstemp's 0600;
+- a symlink stays a link: the file it points to is replaced (atomically), not the link;
+- the temporary name is short (``.<first 32 characters>.<12 hex>.tmp``), so a target whose name is
+  close to the 255-byte NAME_MAX still saves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+__all__ = ["atomic_write_text"]
+
+#: Characters of the target's name kept in the temporary name (a stray temp file says whose it was).
+_KEPT = 32
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` atomically; return the path of the file written (a link's target).
+
+    Raises OSError naming ``path`` (not the temporary name) when the folder is missing or not
+    writable; the old file is then untouched and no temporary file is left behind.
+    """
+    target = Path(path)
+    real = Path(os.path.realpath(target))
+    if real.is_symlink():  # realpath gave up: the links go round in a circle
+        raise OSError(errno.ELOOP, "too many levels of symbolic links", str(target))
+    try:
+        old = real.stat()
+    except FileNotFoundError:
+        old = None
+    except OSError as exc:
+        raise _named(exc, target) from exc
+    if old is not None and not stat.S_ISREG(old.st_mode):  # OSError(EISDIR) is an IsADirectoryError
+        raise OSError(errno.EISDIR if stat.S_ISDIR(old.st_mode) else errno.EINVAL, "not a regular file", str(target))
+    tmp = real.with_name(f".{real.name[:_KEPT]}.{secrets.token_hex(6)}.tmp")
+    # a new file: 0o666 minus the umask, applied by the kernel; an existing one: no wider than it was
+    create_mode = 0o666 if old is None else stat.S_IMODE(old.st_mode) & 0o777
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), create_mode)
+    except OSError as exc:
+        raise _named(exc, target) from exc
+    try:
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            if old is not None:
+                _keep_owner_and_mode(handle.fileno(), old)
+            os.fsync(handle.fileno())
+        tmp.replace(real)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise _named(exc, target) from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _sync_folder(real.parent)
+    return real
+
+
+def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
+    """Give the new file the old one's owner, group and mode (owner and group only where allowed)."""
+    if hasattr(os, "fchown") and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(PermissionError):  # only root may give a file away; a group we are in is fine
+            os.fchown(fd, old.st_uid, old.st_gid)
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(old.st_mode))  # after chown, which clears setuid/setgid bits
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush the rename to disk (best effort: some file systems cannot open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _named(exc: OSError, target: Path) -> OSError:
+    """The same kind of error, naming the file the caller asked for rather than the temporary name."""
+    if exc.errno is None:  # no errno to rebuild it from: keep it as it is
+        return OSError(*exc.args)
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(target))
