@@ -34,14 +34,16 @@ python: $(STAMP)
 
 frontend: $(STAMP)
 	@if [ -f extension/package.json ]; then \
-	  [ -d extension/node_modules ] || (cd extension && npm ci --no-audit --no-fund --loglevel=error); \
+	  [ extension/node_modules/.package-lock.json -nt extension/package-lock.json ] || \
+	    (cd extension && npm ci --no-audit --no-fund --loglevel=error); \
 	  (cd extension && npm run --silent build); \
 	fi
 
 lint: python frontend
 	$(VENV)/bin/ruff check graphlab tests bench
 	$(VENV)/bin/mypy
-	@if [ -f extension/package.json ]; then (cd extension && npm run --silent typecheck && npm run --silent test); fi
+	$(VENV)/bin/lint-imports --no-cache
+	@if [ -f extension/package.json ]; then (cd extension && npm run --silent typecheck && npm run --silent lint && npm run --silent format:check && npm run --silent test); fi
 
 pytest: system python frontend
 	$(PY) -m pytest

@@ -17,7 +17,7 @@ import numpy as np
 import taichi as ti
 
 import graphlab as gl
-from graphlab.taichi_bridge import read_flag
+from graphlab.bridge.runtime import read_flag
 
 
 @ti.kernel

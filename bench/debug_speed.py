@@ -159,10 +159,10 @@ def main() -> None:
     ti.init(arch=getattr(ti, args.arch), log_level=ti.WARN, offline_cache=True)
     m = load_taichi_example("mpm88_graph")
     results: dict[str, Any] = {"arch": args.arch, "substeps": args.substeps, "frames": args.frames}
-    from taichi.lang import impl
+    from graphlab.bridge.runtime import cpu_max_threads
 
     if args.arch == "cpu":
-        results["threads"] = impl.current_cfg().cpu_max_num_threads
+        results["threads"] = cpu_max_threads()
     print(f"graphlab debugger on {args.arch}, mpm88 with {args.substeps} substeps; numpy {np.__version__}")
     frame_times(args, m, results)
     step_times(args, m, results)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphlab import export  # a package you call: gl.export(g, "out/mpm88", arch="vulkan")
+from graphlab import (
+    export,  # a package you call: gl.export(g, "out/mpm88", arch="vulkan")
+    uses,  # noqa: F401  (fills Graph.validate/compile/debug/...: see graphlab.uses)
+)
 from graphlab._version import __version__
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import (
@@ -58,48 +61,233 @@ __all__ = [
 
 
 def load(path: Any, *, kernels: Any) -> Graph:
-    """Load a graph file; kernels resolve only from ``kernels`` (module, dict, list or registry)."""
+    """Load a graph file; kernels resolve only from ``kernels`` (module, dict, list or registry).
+
+    A graph file names its kernels by reference (``module:qualname``) and never imports them:
+    each must be among ``kernels``, so loading a file runs no code of its choosing.
+
+    Parameters
+    ----------
+    path
+        The file :meth:`Graph.save` wrote (``graphlab.graph/1`` JSON).
+    kernels
+        Where the kernels come from: a module, a dict (``globals()``), a list of ``@ti.kernel``s
+        or a :class:`KernelRegistry`.
+
+    Returns
+    -------
+    Graph
+        The graph, checked as every edit checks it.
+
+    Raises
+    ------
+    GraphFileError
+        The file cannot be read, is not a graph file, or names a kernel not given; the message
+        names the file and the JSON path (``$.body[1].kernel``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from graphlab import doc_kernels
+    >>> path = os.path.join(tempfile.mkdtemp(), "demo.json")
+    >>> doc_kernels.demo_graph().save(path)
+    >>> g = gl.load(path, kernels=doc_kernels)
+    >>> g
+    <graphlab.Graph 'demo': 3 args, 1 top-level nodes, 6 dispatches unrolled>
+    >>> gl.load(path, kernels=[fill])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+      ...
+    graphlab.errors.GraphFileError: ...demo.json: $.sequences[0].body[0].kernel: kernel
+      'graphlab.doc_kernels:saxpy' is not among the kernels given (graphlab.doc_kernels:fill)
+    """
     from graphlab.graphfile import load as _load
 
     return _load(path, kernels=kernels)
 
 
 def editor(graph: Graph, kernels: Any = None, **options: Any) -> Any:
-    """Open the notebook widget on ``graph``: edit, debug (``values=``) and export it (see graphlab.widget.editor)."""
+    """Open the notebook widget on ``graph``: edit, debug (``values=``) and export it (see graphlab.widget.editor).
+
+    Edits in the widget and in Python show in both: the widget edits ``graph`` itself.
+
+    Parameters
+    ----------
+    graph
+        The graph to edit, in place.
+    kernels
+        What the palette offers besides the kernels the graph uses: a module, a dict, a list of
+        ``@ti.kernel``s or a :class:`KernelRegistry`; by default the notebook's ``@ti.kernel``s.
+    **options
+        ``values=`` (run values by arg name for the debug and export panels) and ``access=``
+        (how validation learns what kernels read and write): see :func:`graphlab.widget.editor`.
+
+    Returns
+    -------
+    GraphEditor
+        The widget; the last expression of a notebook cell shows it.
+
+    Raises
+    ------
+    TypeError
+        ``graph`` is not a :class:`Graph`, or ``values`` not a dict.
+
+    Examples
+    --------
+    >>> g = gl.Graph("demo")
+    >>> x = g.ndarray("x", ti.f32, ndim=1)
+    >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+    'fill'
+    >>> editor = gl.editor(g, kernels=[fill, saxpy])
+    >>> [kernel["name"] for kernel in editor.palette]
+    ['fill', 'saxpy']
+    >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x)  # an edit in Python, y left unbound
+    'saxpy'
+    >>> [node["id"] for node in editor.graph["nodes"]], [d["code"] for d in editor.diagnostics]
+    (['fill', 'saxpy'], ['GL001'])
+    """
     from graphlab.widget import editor as _editor
 
     return _editor(graph, kernels, **options)
 
 
 def loads(text: str | bytes, *, kernels: Any) -> Graph:
-    """Load a graph from JSON text."""
+    """Load a graph from JSON text.
+
+    Parameters
+    ----------
+    text
+        A graph file's content (``json.dumps(g.to_dict())``), as ``str`` or UTF-8 ``bytes``.
+    kernels
+        Where the kernels come from, as for :func:`load`.
+
+    Returns
+    -------
+    Graph
+        The graph.
+
+    Raises
+    ------
+    GraphFileError
+        The text is not valid JSON or not a graph file, or names a kernel not given; the message
+        gives the JSON path.
+
+    Examples
+    --------
+    >>> import json
+    >>> g = gl.Graph("demo")
+    >>> g.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("value", ti.f32))
+    'fill'
+    >>> text = json.dumps(g.to_dict())
+    >>> gl.loads(text, kernels=[fill]).to_dict() == g.to_dict()
+    True
+    >>> gl.loads('{"format": "graphlab.graph/1"}', kernels=[fill])
+    Traceback (most recent call last):
+      ...
+    graphlab.errors.GraphFileError: $.name: missing
+    """
     from graphlab.graphfile import loads as _loads
 
     return _loads(text, kernels=kernels)
 
 
 def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
-    """Compare an exported module in the C runtime with Taichi's Python frontend (see graphlab.export.verify)."""
+    """Compare an exported module in the C runtime with Taichi's Python frontend (see graphlab.export.verify).
+
+    The folder's generated C host is built and run on the inputs, so is a child process that
+    rebuilds the graphs with Taichi's Python frontend; every ndarray they write is compared.
+    It executes the kernels' code stored in the folder: verify only folders you trust.
+
+    Parameters
+    ----------
+    path
+        A folder :func:`export` wrote.
+    inputs
+        Values by arg name (numpy arrays, numbers); the other args are drawn at random.
+    **options
+        ``seed``, ``frames``, ``rtol``, ``kernels``, ``cc``, ``baseline``, ``timeout``: see
+        :func:`graphlab.export.verify.verify`.
+
+    Returns
+    -------
+    VerifyReport
+        Per output: the largest absolute and relative difference and pass/fail; ``passed``;
+        printed, a table.
+
+    Raises
+    ------
+    VerifyError, ManifestError
+        The folder is not what the export sealed, lacks its sources, or an input does not fit.
+    ToolMissingError, HostBuildError
+        No C compiler, or this machine cannot run the module's arch.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = gl.Graph("demo")
+    >>> x, y = g.ndarray("x", ti.f32, ndim=1, shape="n"), g.ndarray("y", ti.f32, ndim=1, shape="n")
+    >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, y)
+    'saxpy'
+    >>> result = gl.export(g, os.path.join(tempfile.mkdtemp(), "demo"), arch="x64", dims={"n": 64})
+    >>> report = gl.verify(result.path)  # random inputs (seed 0), sized by the dims
+    >>> report.passed, report.inputs, [(out.name, out.shape, out.identical) for out in report.outputs]
+    (True, 'random (seed 0)', [('y', (64,), True)])
+    """
     from graphlab.export.verify import verify as _verify
 
     return _verify(path, inputs, **options)
 
 
 def load_module(path: Any) -> Any:
-    """Load an exported module into Taichi's C runtime, to run its graphs "as deployed"."""
+    """Load an exported module into Taichi's C runtime, to run its graphs "as deployed".
+
+    No Taichi Python frontend is involved: the module runs through ``libtaichi_c_api`` as a C
+    host would run it (see :mod:`graphlab.export.cruntime`).
+
+    Parameters
+    ----------
+    path
+        A folder :func:`export` wrote (``manifest.json`` and ``module/``).
+
+    Returns
+    -------
+    Module
+        ``module.graphs[name].run(**values)`` runs a graph on numpy values, updating them in
+        place; ``close()`` (or a ``with`` block) frees the runtime.
+
+    Raises
+    ------
+    ManifestError
+        The folder is not what the export sealed (a file missing or changed, a malformed manifest).
+    CRuntimeError
+        The C runtime refused the arch or the module; the message names the C call.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = gl.Graph("demo")
+    >>> g.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("value", ti.f32))
+    'fill'
+    >>> result = gl.export(g, os.path.join(tempfile.mkdtemp(), "demo"), arch="x64")
+    >>> xs = np.zeros(3, np.float32)
+    >>> with gl.load_module(result.path) as module:
+    ...     module.graphs["demo"].run(x=xs, value=1.5)
+    {'x': array([1.5, 1.5, 1.5], dtype=float32)}
+    >>> xs
+    array([1.5, 1.5, 1.5], dtype=float32)
+    """
     from graphlab.export.cruntime import load_module as _load_module
 
     return _load_module(path)
 
 
 def _note_taichi_runtimes() -> None:
-    """Have :mod:`graphlab.taichi_bridge` note the Taichi runtime of every ndarray and texture made
+    """Have :mod:`graphlab.bridge.runtime` note the Taichi runtime of every ndarray and texture made
     from now on (one made before ``ti.reset()``/``ti.init()`` would segfault a graph). Taichi is not
     imported here: when it is not loaded yet, a one-shot import hook loads the bridge right after it."""
     import sys
 
     if "taichi" in sys.modules:
-        import graphlab.taichi_bridge  # noqa: F401
+        import graphlab.bridge.runtime  # noqa: F401
 
         return
 
@@ -121,7 +309,7 @@ def _note_taichi_runtimes() -> None:
                 import contextlib
 
                 with contextlib.suppress(Exception):  # never break `import taichi`; the bridge fails when used
-                    import graphlab.taichi_bridge  # noqa: F401
+                    import graphlab.bridge.runtime  # noqa: F401
 
             loader.exec_module = exec_module
             return spec

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from graphlab.bridge import is_taichi_function, is_wrapped_kernel
 from graphlab.carry import (
     CarryError,
     ChildRunError,
@@ -122,18 +123,10 @@ class AccessReport(Mapping[str, Access]):
 # ---------------------------------------------------------------- parameters
 def _buffer_params(kernel: Callable[..., Any]) -> dict[str, str]:
     """``{name: "ndarray" | "texture" | "rw_texture"}`` for the kernel's buffer parameters."""
-    from taichi.types.ndarray_type import NdarrayType
-    from taichi.types.texture_type import RWTextureType, TextureType
+    from graphlab.bridge.types import annotation_kind, kernel_parameters
 
-    out: dict[str, str] = {}
-    for arg in kernel._primal.arguments:  # type: ignore[attr-defined]
-        if isinstance(arg.annotation, NdarrayType):
-            out[arg.name] = "ndarray"
-        elif isinstance(arg.annotation, RWTextureType):
-            out[arg.name] = "rw_texture"
-        elif isinstance(arg.annotation, TextureType):
-            out[arg.name] = "texture"
-    return out
+    kinds = {name: annotation_kind(annotation) for name, annotation in kernel_parameters(kernel)}
+    return {name: kind for name, kind in kinds.items() if kind in ("ndarray", "texture", "rw_texture")}
 
 
 def _texture_access(kind: str) -> Access:
@@ -199,7 +192,7 @@ def _call_use(call: ast.Call, arg: ast.expr, kw: ast.keyword | None, scope: Mapp
         return Access.READ if element else Access.READ_WRITE
     if module in ("builtins", "math") and element:
         return Access.READ
-    if not getattr(callee, "_is_taichi_function", False) or depth >= _MAX_DEPTH:
+    if not is_taichi_function(callee) or depth >= _MAX_DEPTH:
         return Access.READ_WRITE
     func = callee.__wrapped__  # type: ignore[attr-defined]
     param = _callee_param(func, call, arg, kw)
@@ -282,56 +275,45 @@ def _ast_access(kernel: Callable[..., Any]) -> dict[str, Access]:
 # ---------------------------------------------------------------- source: vulkan (child side)
 def _example(annotation: Any, spec: Mapping[str, Any] | None) -> Any:
     """An ndarray that fits the parameter: the annotation first, the spec for what it leaves open."""
-    import taichi as ti
-    from taichi.lang.matrix import MatrixType, VectorType
+    from graphlab.bridge.runtime import new_ndarray
+    from graphlab.bridge.types import annotation_spec
 
     spec = spec or {}
-    dtype = annotation.dtype
-    ndim = annotation.ndim if annotation.ndim is not None else spec.get("ndim", 1)
-    shape = (2,) * ndim
-    base = getattr(ti, spec["dtype"]) if "dtype" in spec else ti.f32
-    element = tuple(spec.get("element_shape", ()))
-    if isinstance(dtype, VectorType):
-        return ti.Vector.ndarray(dtype.n or element[0], dtype.dtype or base, shape)
-    if isinstance(dtype, MatrixType):
-        n, m = (dtype.n, dtype.m) if dtype.n else element
-        return ti.Matrix.ndarray(n, m, dtype.dtype or base, shape)
-    if dtype is not None:
-        return ti.ndarray(dtype, shape)
-    if len(element) == 1:
-        return ti.Vector.ndarray(element[0], base, shape)
-    if len(element) == 2:
-        return ti.Matrix.ndarray(element[0], element[1], base, shape)
-    return ti.ndarray(base, shape)
+    fixed = annotation_spec(annotation)
+    ndim = fixed.ndim if fixed.ndim is not None else spec.get("ndim", 1)
+    dtype = fixed.dtype or spec.get("dtype", "f32")
+    element = fixed.element_shape if fixed.element_shape is not None else tuple(spec.get("element_shape", ()))
+    return new_ndarray(dtype, (2,) * ndim, element)
 
 
 def _template_args(kernel: Callable[..., Any], specs: Mapping[str, Any]) -> dict[str, Any]:
     import taichi as ti
-    from taichi.types.annotations import template
-    from taichi.types.ndarray_type import NdarrayType
-    from taichi.types.texture_type import TextureType
+
+    from graphlab.bridge.types import annotation_kind, kernel_parameters
 
     args: dict[str, Any] = {}
-    for arg in kernel._primal.arguments:  # type: ignore[attr-defined]
-        if isinstance(arg.annotation, NdarrayType):
-            args[arg.name] = _example(arg.annotation, specs.get(arg.name))
-        elif isinstance(arg.annotation, TextureType):
-            args[arg.name] = ti.Texture(ti.Format.rgba8, (2,) * arg.annotation.num_dimensions)
-        elif isinstance(arg.annotation, template):
-            raise KernelError(f"parameter {arg.name!r} is a ti.template(); it cannot be compiled alone")
+    for name, annotation in kernel_parameters(kernel):
+        kind = annotation_kind(annotation)
+        if kind == "ndarray":
+            args[name] = _example(annotation, specs.get(name))
+        elif kind == "texture":
+            args[name] = ti.Texture(ti.Format.rgba8, (2,) * annotation.num_dimensions)
+        elif kind == "template":
+            raise KernelError(f"parameter {name!r} is a ti.template(); it cannot be compiled alone")
     return args
 
 
 def _vulkan_child(request: Mapping[str, Any]) -> dict[str, Any]:
     """In the child: compile the kernels for Vulkan and return ``arr_access`` per kernel and arg index."""
     import taichi as ti
-    from taichi.lang import impl
+
+    from graphlab.bridge.runtime import current_arch
 
     kernels = load_kernels(request["payload"])  # before ti.init: a module may call ti.init itself
     # no offline cache: 1.7.4 hands back a structurally identical kernel compiled earlier under other
     # parameter names, and the metadata would then name the wrong parameters
     ti.init(arch=ti.vulkan, log_level=ti.WARN, offline_cache=False)
-    if impl.current_cfg().arch != ti.vulkan:
+    if current_arch() != "vulkan":
         return {"vulkan": False}
     module = ti.aot.Module(ti.vulkan)
     names, errors = {}, {}
@@ -380,22 +362,24 @@ def _spec_json(spec: Any, where: str) -> dict[str, Any]:
 def _from_metadata(kernel: Callable[..., Any], entry: Mapping[str, Any]) -> dict[str, Access]:
     """Map Vulkan's ``{arg index: flags}`` to parameter names: the index is the parameter's position."""
     out: dict[str, Access] = {}
+    from graphlab.bridge.types import kernel_parameters
+
     kinds = _buffer_params(kernel)
-    for index, arg in enumerate(kernel._primal.arguments):  # type: ignore[attr-defined]
-        kind = kinds.get(arg.name)
+    for index, (name, _) in enumerate(kernel_parameters(kernel)):
+        kind = kinds.get(name)
         if kind is None:
             continue
         if kind != "ndarray":
-            out[arg.name] = _texture_access(kind)
+            out[name] = _texture_access(kind)
             continue
         meta_name = entry["names"].get(str(index))
-        if meta_name not in (arg.name, "_" + arg.name):
+        if meta_name not in (name, "_" + name):
             raise AccessError(
                 f"kernel {kernel_ref(kernel)}: Vulkan metadata names argument {index} {meta_name!r}, "
-                f"expected {arg.name!r}; this Taichi version lays out metadata.json differently: use "
+                f"expected {name!r}; this Taichi version lays out metadata.json differently: use "
                 "source='ast'"
             )
-        out[arg.name] = Access(entry["flags"].get(str(index), Access.READ_WRITE))
+        out[name] = Access(entry["flags"].get(str(index), Access.READ_WRITE))
     return out
 
 
@@ -440,7 +424,7 @@ def _fingerprint(kernel: Callable[..., Any]) -> str:
         seen.add(id(fn))
         digest.update(function_source(fn).encode())
         for name, value in sorted(referenced_globals(fn).items()):
-            if getattr(value, "_is_taichi_function", False) and not _module_of(value).startswith("taichi"):
+            if is_taichi_function(value) and not _module_of(value).startswith("taichi"):
                 todo.append(value)  # type: ignore[arg-type]
             plain = isinstance(value, (bool, int, float, str, tuple))
             line = f"\n{name}={value!r}" if plain else f"\n{name}:{type(value).__name__}"
@@ -539,7 +523,7 @@ def kernel_access(
 
 
 def _check_kernel(kernel: Any) -> Callable[..., Any]:
-    if not getattr(kernel, "_is_wrapped_kernel", False):
+    if not is_wrapped_kernel(kernel):
         raise KernelError(f"{kernel!r} is not a @ti.kernel: decorate it with @ti.kernel")
     return kernel  # type: ignore[no-any-return]
 
@@ -606,16 +590,17 @@ def _vulkan_answers(kernels: list[Callable[..., Any]], keys: Mapping[str, str],
 
 def _open_params(kernel: Callable[..., Any]) -> list[str]:
     """The ndarray parameters whose annotation leaves the dtype (or its shape) or ndim open."""
-    from taichi.lang.matrix import MatrixType
+    from graphlab.bridge.types import annotation_spec, kernel_parameters
+    from graphlab.errors import GraphError
 
     out = []
-    for arg in kernel._primal.arguments:  # type: ignore[attr-defined]
-        dtype = getattr(arg.annotation, "dtype", 0)
-        if _buffer_params(kernel).get(arg.name) == "ndarray" and (
-            dtype is None or arg.annotation.ndim is None
-            or (isinstance(dtype, MatrixType) and (dtype.n is None or dtype.dtype is None))
-        ):
-            out.append(arg.name)
+    for name, annotation in kernel_parameters(kernel):
+        try:
+            spec = annotation_spec(annotation)
+        except GraphError:  # an ndarray of structs: nothing a spec could fill in
+            continue
+        if spec.kind == "ndarray" and None in (spec.dtype, spec.ndim, spec.element_shape):
+            out.append(name)
     return out
 
 

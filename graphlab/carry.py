@@ -50,6 +50,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphlab.bridge import is_class_kernel, is_taichi_function, is_wrapped_kernel, python_function
 from graphlab.errors import GraphlabError, KernelError
 
 __all__ = [
@@ -160,22 +161,6 @@ class KernelPayload:
 
 
 # ---------------------------------------------------------------- introspection helpers
-def _original(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The plain Python function under a ``@ti.kernel`` / ``@ti.func`` wrapper."""
-    primal = getattr(fn, "_primal", None)
-    if primal is not None and hasattr(primal, "func"):
-        return primal.func
-    return getattr(fn, "__wrapped__", fn)
-
-
-def _is_kernel(value: object) -> bool:
-    return bool(getattr(value, "_is_wrapped_kernel", False))
-
-
-def _is_ti_func(value: object) -> bool:
-    return bool(getattr(value, "_is_taichi_function", False))
-
-
 def kernel_ref(kernel: Callable[..., Any]) -> str:
     """Return ``"module:qualname"``, the name graphlab uses for a kernel across processes."""
     return f"{kernel.__module__}:{kernel.__qualname__}"
@@ -187,11 +172,11 @@ def function_source(fn: Callable[..., Any]) -> str:
     Uses Taichi's own inspect shim, which also finds notebook cells (IPython's linecache) and cells
     run under ``%%time``.
     """
-    from taichi.lang import _wrap_inspect
+    from graphlab.bridge.runtime import source_lines  # Taichi is loaded: fn is a kernel or a @ti.func
 
-    orig = _original(fn)
+    orig = python_function(fn)
     try:
-        lines, _ = _wrap_inspect.getsourcelines(orig)
+        lines = source_lines(orig)
     except (OSError, TypeError) as exc:
         raise CarryError(
             f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: {exc}; define it in a "
@@ -225,7 +210,7 @@ def referenced_globals(fn: Callable[..., Any]) -> dict[str, object]:
     Builtins that the function's globals do not shadow are left out. Closure cells come back too;
     :func:`carry_kernels` refuses them, other callers may just inspect them.
     """
-    orig = _original(fn)
+    orig = python_function(fn)
     fdef = _function_def(function_source(fn), orig.__qualname__)
     scope: dict[str, object] = dict(getattr(orig, "__globals__", {}))
     closure = getattr(orig, "__closure__", None) or ()
@@ -257,10 +242,10 @@ def _literal(value: object) -> str | None:
 def _type_expr(value: object) -> str | None:
     """Code (over ``_graphlab_taichi``) that rebuilds a Taichi type, or ``None``."""
     import taichi as ti
-    from taichi.lang.matrix import MatrixType, VectorType
-    from taichi.lang.struct import StructType
     from taichi.types.ndarray_type import NdarrayType
     from taichi.types.texture_type import RWTextureType, TextureType
+
+    from graphlab.bridge.types import is_matrix_type, is_struct_type, is_vector_type
 
     t = _TAICHI
     if value is None:
@@ -268,11 +253,11 @@ def _type_expr(value: object) -> str | None:
     if isinstance(value, type(ti.f32)):
         name = value.to_string()
         return f"{t}.{name}" if getattr(ti, name, None) == value else None
-    if isinstance(value, VectorType):
+    if is_vector_type(value):
         return f"{t}.types.vector({value.n!r}, {_type_expr(value.dtype)})"
-    if isinstance(value, MatrixType):
+    if is_matrix_type(value):
         return f"{t}.types.matrix({value.n!r}, {value.m!r}, {_type_expr(value.dtype)})"
-    if isinstance(value, StructType) and not value.methods:
+    if is_struct_type(value) and not value.methods:
         members = {k: _type_expr(v) for k, v in value.members.items()}
         if any(v is None for v in members.values()):
             return None
@@ -352,13 +337,13 @@ class _Carrier:
         self.entries: list[KernelEntry] = []
 
     def add_kernel(self, kernel: Callable[..., Any]) -> None:
-        if not _is_kernel(kernel):
+        if not is_wrapped_kernel(kernel):
             raise CarryError(
                 f"{getattr(kernel, '__qualname__', kernel)!r} is not a @ti.kernel; only kernels can be "
                 "carried to a child process"
             )
         ref, qualname = kernel_ref(kernel), kernel.__qualname__
-        if getattr(kernel, "_is_classkernel", False):
+        if is_class_kernel(kernel):
             raise CarryError(f"kernel {ref}: a method of a @ti.data_oriented class cannot be carried; "
                              "make it a module-level @ti.kernel")
         if "<locals>" in qualname:
@@ -382,7 +367,7 @@ class _Carrier:
         self.entries.append(KernelEntry(ref, ns.key, qualname, sha))
 
     def _namespace(self, fn: Callable[..., Any]) -> _Namespace:
-        scope = _original(fn).__globals__
+        scope = python_function(fn).__globals__
         ns = self.namespaces.get(id(scope))
         if ns is None:
             ns = _Namespace(f"<graphlab-carried-{len(self.namespaces)}:{fn.__module__}>", fn.__module__)
@@ -392,7 +377,7 @@ class _Carrier:
     def _carry_function(self, fn: Callable[..., Any], ref: str) -> _Namespace:
         """Add ``fn``'s source to its namespace, then what it uses, recursively."""
         ns = self._namespace(fn)
-        orig = _original(fn)
+        orig = python_function(fn)
         name = orig.__name__
         if name in ns.defs:
             if ns.defs[name][0] is not fn:
@@ -433,15 +418,15 @@ class _Carrier:
         if code is not None:
             ns.consts[gname] = code
             return
-        if _is_kernel(value):
+        if is_wrapped_kernel(value):
             raise CarryError(f"{where}, another kernel; a kernel cannot call a kernel: make it a @ti.func")
         home = self._importable_home(value)
         if home is not None:
             ns.bindings[gname] = Binding(gname, home, value.__qualname__)  # type: ignore[attr-defined]
             return
-        if _is_ti_func(value):
+        if is_taichi_function(value):
             owner = self._carry_function(value, ref)  # type: ignore[arg-type]
-            fname = _original(value).__name__  # type: ignore[arg-type]
+            fname = python_function(value).__name__  # type: ignore[arg-type]
             if owner is not ns:
                 ns.bindings[gname] = Binding(gname, owner.key, fname)
             elif fname != gname:
@@ -563,7 +548,7 @@ def load_kernels(payload: KernelPayload | Mapping[str, Any]) -> dict[str, Callab
     out: dict[str, Callable[..., Any]] = {}
     for entry in payload.kernels:
         kernel = _resolve(homes[entry.home], entry.qualname)
-        if not _is_kernel(kernel):
+        if not is_wrapped_kernel(kernel):
             raise CarryError(f"kernel {entry.ref}: {entry.home} has no kernel {entry.qualname!r}")
         if _digest(function_source(kernel)) != entry.sha256:  # type: ignore[arg-type]
             raise CarryError(

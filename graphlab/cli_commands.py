@@ -75,26 +75,23 @@ def _load_files(files: list[str], kernels: str) -> list[Any]:
     with _stdout_to_stderr():
         import taichi as ti
 
+        from graphlab.bridge.runtime import runtime_ready
         from graphlab.cli import load_kernel_module
         from graphlab.graphfile import load
 
-        if not _taichi_ready():
+        if not runtime_ready():
             ti.init(arch=ti.cpu, log_level=ti.WARN)
         module = load_kernel_module(kernels)
         return [load(file, kernels=module) for file in files]
 
 
-def _taichi_ready() -> bool:
-    from taichi.lang import impl
-
-    return impl.get_runtime().prog is not None
-
-
 def run_check(args: argparse.Namespace) -> int:
     """Print diagnostics; 1 when any is an error."""
+    from graphlab.check import validate  # import cost: the CLI's --help stays instant
+
     graph = _load(args)
     with _stdout_to_stderr():
-        diagnostics = graph.validate(target=args.target)
+        diagnostics = validate(graph, target=args.target)
     if args.json:
         json.dump([d.to_dict() for d in diagnostics], sys.stdout, indent=2)
         print()

@@ -1,21 +1,25 @@
 """Compile a checked graph into a real ``ti.graph`` CompiledGraph and run it with checked values.
 
-The build mirrors what a user writes by hand: top-level dispatches go to the GraphBuilder, a
-sequence becomes one Sequential appended ``repeat`` times (a sequence nested inside another is
-unrolled into its parent's Sequential, since Taichi's Sequential only dispatches). So running costs
-what the hand-built graph costs; the only extra work per run is the value check.
+The graph's :class:`~graphlab.plan.Plan` says what to compile: one ``ti.graph`` per segment (a graph
+without control flow is one segment, so one ti.graph), run in the order the plan's cursor visits
+them. Each segment is built as a user writes it by hand: top-level dispatches go to the
+GraphBuilder, a sequence becomes one Sequential appended ``repeat`` times (a sequence nested inside
+another is unrolled into its parent's Sequential, since Taichi's Sequential only dispatches). So
+running costs what the hand-built graph costs; the only extra work per run is the value check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphlab import taichi_bridge as bridge
-from graphlab.controlflow import ControlEvent, build_program
+from graphlab.bridge import runtime as bridge
+from graphlab.check import check
+from graphlab.dataflow import dataflow_facts
 from graphlab.errors import GraphError, GraphRunError, StaleGraphError
 from graphlab.memory import TempAllocator
 from graphlab.nodes import Dispatch, Node, SequenceUse
+from graphlab.plan import ControlEvent, Plan, Segment, build_plan, run_plan
 from graphlab.runvalues import ValueChecker
 
 if TYPE_CHECKING:
@@ -29,11 +33,16 @@ class CompiledGraph:
     runtime was reset, which would otherwise segfault the process.
     """
 
-    def __init__(self, graph: Graph, ti_graph: Any, token: bridge.RuntimeToken, written: set[str]) -> None:
+    def __init__(
+        self, graph: Graph, plan: Plan, ti_graphs: dict[int, Any], token: bridge.RuntimeToken, written: set[str]
+    ) -> None:
         self.name = graph.name
         self.arch = token.arch
         self.args = {name: arg for name, arg in graph.args.items() if graph.uses_of(name)}
-        self._ti_graph = ti_graph
+        self.plan = plan
+        self._ti_graphs = ti_graphs  # by segment id
+        self._last_events: list[ControlEvent] = []
+        self._last_segments: list[int] = []
         self._token = token
         self._checker = ValueChecker(graph.name, self.args.values(), written)
         self.step_count = None if graph.has_control_flow else graph.step_count()
@@ -65,12 +74,45 @@ class CompiledGraph:
     @property
     def last_events(self) -> list[ControlEvent]:
         """Branches taken and loop iterations of the last run (empty without control flow)."""
-        return list(getattr(self._ti_graph, "last_events", []))
+        return list(self._last_events)
+
+    @property
+    def last_segments(self) -> list[str]:
+        """The plan segments the last run launched, by name, in launch order (a loop body once per iteration)."""
+        names = [segment.name for segment in self.plan.segments]
+        return [names[i] for i in self._last_segments]
+
+    def segment_graph(self, segment: int) -> Any:
+        """The compiled ``ti.graph`` of a plan segment (what the exporter puts into the AOT module)."""
+        return self._ti_graphs[segment]
+
+    def run_segment(self, segment: int, values: Mapping[str, Any]) -> None:
+        """Launch one plan segment on prepared values (see :meth:`prepare`); the debugger runs spans so."""
+        self._ti_graphs[segment].run(values)
+
+    def execute(self, values: Mapping[str, Any]) -> list[ControlEvent]:
+        """Run the plan on prepared values: segments in the cursor's order, flags read on the host."""
+
+        visited: list[int] = []
+
+        def launch(segment: Segment) -> None:
+            visited.append(segment.id)
+            self._ti_graphs[segment.id].run(values)
+
+        def read_flag(name: str) -> int:
+            return bridge.read_flag(values[name])
+
+        def read_count(name: str) -> int:
+            return int(values[name])
+
+        self._last_segments = visited
+        self._last_events = run_plan(self.plan, launch, read_flag, read_count)
+        return self._last_events
 
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         """Run the graph once: ``c.run(x=F_x, v=F_v)`` or ``c.run({"x": F_x, ...})``."""
         prepared = self.prepare(values, **kwargs)
-        self._ti_graph.run(prepared.values)
+        self.execute(prepared.values)
         if prepared.write_back:
             prepared.finish()
 
@@ -82,26 +124,24 @@ class CompiledGraph:
 
 def compile_graph(graph: Graph) -> CompiledGraph:
     """Check the graph, then build and compile the ``ti.graph`` (several segments with control flow)."""
-    graph.check()
+    check(graph)
     token = bridge.RuntimeToken()
     symbols = {name: bridge.to_graph_arg(arg) for name, arg in graph.args.items()}
 
-    def build_segment(name: str, nodes: list[tuple[str, Node]]) -> Any:
-        return _build(graph, nodes, symbols, name)
-
-    if graph.has_control_flow:
-        compiled: Any = build_program(graph, build_segment, bridge.read_flag)
-    else:
-        compiled = build_segment(graph.name, [(node.name, node) for node in graph.body])
-    from graphlab.dataflow import dataflow_facts
-
+    plan = build_plan(graph)
+    ti_graphs = {segment.id: build_ti_graph(graph, segment.nodes, symbols, segment.name) for segment in plan.segments}
     facts = dataflow_facts(graph)
     written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & 2}
-    return CompiledGraph(graph, compiled, token, written)
+    return CompiledGraph(graph, plan, ti_graphs, token, written)
 
 
-def _build(graph: Graph, nodes: list[tuple[str, Node]], symbols: dict[str, Any], name: str) -> Any:
-    """One ti.graph: dispatches, and sequences as Sequentials appended ``repeat`` times."""
+def build_ti_graph(graph: Graph, nodes: Sequence[tuple[str, Node]], symbols: dict[str, Any], name: str) -> Any:
+    """Compile one ``ti.graph`` from ``nodes``: dispatches, and sequences as Sequentials appended ``repeat`` times.
+
+    ``symbols`` maps arg names to their ``ti.graph.Arg`` (see :func:`graphlab.bridge.runtime.to_graph_arg`);
+    ``name`` names the graph in the error raised when Taichi refuses it. The debugger builds the spans
+    it runs with this too.
+    """
     import taichi as ti
 
     builder = ti.graph.GraphBuilder()

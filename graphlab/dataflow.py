@@ -83,10 +83,11 @@ def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, dict[
 
 def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:
     """Compute the facts (cached on the graph until its next edit)."""
-    key = f"dataflow:{access}"
-    cached = graph._cache.get(key)
-    if cached is not None:
-        return cached
+    facts: DataflowFacts = graph.cached(f"dataflow:{access}", lambda: _compute_facts(graph, access))
+    return facts
+
+
+def _compute_facts(graph: Graph, access: str) -> DataflowFacts:
     per_kernel, sources = kernel_accesses(graph, access)
     facts = DataflowFacts(source=sources)
     for node_id, node in graph.nodes():
@@ -102,7 +103,6 @@ def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:
     facts.trace = list(_expand(graph, facts, None, "", ()))
     for position, entry in enumerate(facts.trace):
         facts.trace[position] = TraceEntry(position, entry.node_id, entry.args, entry.uses)
-    graph._cache[key] = facts
     return facts
 
 

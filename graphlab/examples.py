@@ -113,7 +113,7 @@ def hand_built_mpm88(m: ModuleType, substeps: int = 500) -> Any:
 
 def copy_buffers(source: dict[str, Any]) -> dict[str, Any]:
     """Device copies of a dict of ndarrays (same content, new memory)."""
-    from graphlab.taichi_bridge import new_ndarray
+    from graphlab.bridge.runtime import new_ndarray
 
     copies = {}
     for name, arr in source.items():

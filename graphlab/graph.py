@@ -33,6 +33,17 @@ if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
     from graphlab.diagnostics import Diagnostic
     from graphlab.memory import MemoryPlan
+    from graphlab.uses import Uses
+
+#: What the convenience methods (validate, compile, debug, render, save, to_code) call: set by
+#: :mod:`graphlab.uses` when ``import graphlab`` runs, so the model imports nothing above it.
+USES: Uses | None = None
+
+
+def _uses() -> Uses:
+    if USES is None:  # only when graphlab.graph was loaded without its package (never by import)
+        raise GraphError("graphlab.uses is not loaded: import graphlab before using a graph's methods")
+    return USES
 
 AccessSource = Literal["auto", "vulkan", "ast"]
 RenderView = Literal["program", "dataflow", "unrolled"]
@@ -74,7 +85,7 @@ class GraphSize:
 
     ``dispatches``: what Taichi builds to compile it, one dispatch per unrolled step. Without control
     flow that is the number of steps; with it, the sum over the compiled segments, where a loop body,
-    a branch or a repeated sequence holding control flow is compiled once (see graphlab.controlflow).
+    a branch or a repeated sequence holding control flow is compiled once (see graphlab.plan).
     ``node_ids``: node ids (a sequence used in two places has its nodes under both uses).
     ``trace``: entries of the data-flow trace validation walks (repeats and loops taken twice).
     ``largest``: the top-level node that contributes most dispatches (None for an empty graph).
@@ -238,6 +249,16 @@ class Graph:
             for segment, sequence in children(node):
                 yield from self._walk(sequence, f"{node_id}/{segment}")
 
+    def cached(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept under ``key`` until the graph's next edit.
+
+        How modules above the model (data flow, for one) cache what they derive from a graph; use a
+        key that names your module (``"dataflow:..."``).
+        """
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
     @property
     def has_control_flow(self) -> bool:
         """Whether the graph holds conditionals or loops (its steps then depend on run-time flags)."""
@@ -312,7 +333,44 @@ class Graph:
     def ndarray(
         self, name: str, dtype: Any, ndim: int, *, shape: Sequence[Dim] | Dim | None = None, role: Role = "state"
     ) -> Arg:
-        """Declare an ndarray arg; ``dtype`` may be a primitive, vector or matrix type."""
+        """Declare an ndarray arg; ``dtype`` may be a primitive, vector or matrix type.
+
+        Parameters
+        ----------
+        name
+            An identifier, unique in the graph: the name of the value ``run`` takes and of the
+            exported module's arg.
+        dtype
+            ``ti.f32``, ``ti.i32``..., a vector or matrix type (``ti.math.vec2``), or a name (``"f32"``).
+        ndim
+            The number of array dimensions (the element shape of a vector dtype aside).
+        shape
+            Sizes per dimension, fixed (``64``) or symbolic (``"n"``, ``("G", "G")``): checked before
+            a run (a dim name takes one value everywhere), and the sizes an export allocates.
+            ``None`` accepts any shape.
+        role
+            ``"state"`` (default), ``"input"``, ``"output"`` or ``"temp"`` (scratch: allocated by
+            graphlab and the exported host when not given).
+
+        Returns
+        -------
+        Arg
+            The symbolic arg, to bind in :meth:`dispatch`.
+
+        Raises
+        ------
+        GraphError
+            A bad name or dtype, or the name is declared already with another spec (GL004).
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1, shape="n")
+        >>> x.describe(), x.shape
+        ('ndarray f32, ndim=1', ('n',))
+        >>> g.ndarray("v", ti.math.vec2, ndim=2).describe()
+        'ndarray vec2 f32, ndim=2'
+        """
         base, element_shape = _parse_dtype(dtype)
         if isinstance(shape, (int, str)):
             shape = (shape,)
@@ -321,7 +379,38 @@ class Graph:
         )
 
     def scalar(self, name: str, dtype: Any, *, role: Role = "state") -> Arg:
-        """Declare a scalar arg (``ti.f32``, ``ti.i32`` ...)."""
+        """Declare a scalar arg (``ti.f32``, ``ti.i32`` ...).
+
+        Parameters
+        ----------
+        name
+            An identifier, unique in the graph.
+        dtype
+            A primitive dtype (``ti.f32``, ``"i32"``, or ``float``/``int``); vectors and matrices
+            are declared with :meth:`matrix`.
+        role
+            ``"state"`` (default), ``"input"``, ``"output"`` or ``"temp"``.
+
+        Returns
+        -------
+        Arg
+            The symbolic arg, to bind in :meth:`dispatch`.
+
+        Raises
+        ------
+        GraphError
+            A bad name, a non-primitive dtype, or the name is declared already with another spec.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> g.scalar("a", ti.f32).describe()
+        'scalar f32'
+        >>> g.scalar("a", ti.i32)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+          ...
+        graphlab.errors.GraphError: GL004: arg 'a' is already declared as scalar f32, not scalar i32; ...
+        """
         base, element_shape = _parse_dtype(dtype)
         if element_shape:
             raise GraphError(f"arg {name!r}: a scalar needs a primitive dtype; use g.matrix for {dtype!r}")
@@ -338,7 +427,7 @@ class Graph:
 
     def rw_texture(self, name: str, ndim: int, fmt: Any, *, role: Role = "state") -> Arg:
         """Declare a read-write texture arg with a ``ti.Format``."""
-        from graphlab.taichi_bridge import format_name
+        from graphlab.bridge.types import format_name
 
         return self.declare(Arg(name, "rw_texture", None, ndim, (), format_name(fmt), role))
 
@@ -347,7 +436,7 @@ class Graph:
 
         The value's concrete shape is not fixed unless ``shape`` says so.
         """
-        from graphlab import taichi_bridge as bridge
+        from graphlab.bridge import types as bridge
 
         spec = bridge.describe_value(value)
         if spec.kind == "ndarray" and spec.dtype is not None:
@@ -441,20 +530,86 @@ class Graph:
 
         Returns the new node's id. A parameter left unbound is reported by :meth:`validate`.
         (A kernel with a parameter called ``name`` binds it positionally.)
+
+        Parameters
+        ----------
+        kernel
+            A ``@ti.kernel`` (or a :class:`~graphlab.KernelInfo`).
+        *args, **bindings
+            Symbolic args (from :meth:`ndarray`, :meth:`scalar`...) or their names, bound to the
+            kernel's parameters in order, or by parameter name.
+        name
+            The node's name; by default the kernel's, made unique (``saxpy#2``).
+
+        Returns
+        -------
+        str
+            The node id.
+
+        Raises
+        ------
+        KernelError
+            ``kernel`` cannot go into a ``ti.graph`` (not a kernel, a template or struct parameter...).
+        GraphError
+            Too many args, an unknown parameter name or an undeclared arg; nothing is added.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> a, x, y = g.scalar("a", ti.f32), g.ndarray("x", ti.f32, ndim=1), g.ndarray("y", ti.f32, ndim=1)
+        >>> g.dispatch(saxpy, a, x, y)
+        'saxpy'
+        >>> g.dispatch(saxpy, a=a, x=y, y="x", name="back")  # x += a * y
+        'back'
+        >>> g.node("back").bindings
+        (('a', 'a'), ('x', 'y'), ('y', 'x'))
         """
         return self._add_dispatch(None, kernel, args, bindings, name)
 
-    def sequence(self, name: str, repeat: int = 1) -> SequenceBuilder:
-        """Define a sequence and use it here ``repeat`` times (Taichi's Sequential appended N times).
+    def sequence(
+        self, name: str, repeat: int = 1, *, into: Into = None, use_name: str | None = None
+    ) -> SequenceBuilder:
+        """Define a sequence and use it ``repeat`` times (Taichi's Sequential appended N times).
 
-        >>> import graphlab as gl
-        >>> g = gl.Graph()
+        The use goes at the end of ``into`` (a sequence use id; the top by default) and is named
+        ``use_name`` (default: the sequence's name).
+
+        Parameters
+        ----------
+        name
+            The sequence's name, new in the graph.
+        repeat
+            How many times it runs here (1 to 10,000,000).
+        into
+            The sequence use (id or builder) to put the use in; ``None`` for the top level.
+        use_name
+            The use's node name, when it should differ from ``name``.
+
+        Returns
+        -------
+        SequenceBuilder
+            A handle to dispatch into (``s.dispatch(...)``) and nest sequences in; also a context
+            manager. ``s.id`` is the use's node id.
+
+        Raises
+        ------
+        GraphError
+            The name is taken or not an identifier, ``repeat`` is out of range (GL014), or the
+            nesting would be too deep.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> a, x, y = g.scalar("a", ti.f32), g.ndarray("x", ti.f32, ndim=1), g.ndarray("y", ti.f32, ndim=1)
         >>> with g.sequence("substep", repeat=3) as s:
-        ...     pass
+        ...     s.dispatch(saxpy, a, x, y)
+        'substep/saxpy'
         >>> s.id, g.node("substep").repeat
         ('substep', 3)
+        >>> [step.id for step in g.steps()]
+        ['substep[0]/saxpy', 'substep[1]/saxpy', 'substep[2]/saxpy']
         """
-        return self._new_sequence(None, name, repeat)
+        return self._new_sequence(into, name, repeat, use_name)
 
     def append(
         self, sequence: str | SequenceBuilder, repeat: int = 1, *, into: Into = None, name: str | None = None
@@ -755,55 +910,200 @@ class Graph:
             except Exception as exc:  # an observer must not break the model
                 warnings.warn(f"graph observer {callback!r} failed: {exc!r}", RuntimeWarning, stacklevel=3)
 
-    # --- uses of a graph (delegating) ---------------------------------------------------------------
+    # --- uses of a graph (delegating to graphlab.uses, the one place allowed to reach up) -------------
 
     def validate(self, *, target: str | None = None, access: AccessSource = "auto") -> list[Diagnostic]:
         """Every problem found, as located diagnostics (see :mod:`graphlab.check`).
 
         ``target`` adds what an export target cannot take; ``access`` picks where read/write facts
         come from (``"vulkan"``: Taichi's compiler, ``"ast"``: the source, ``"auto"``: the first that works).
-        """
-        from graphlab.check import validate
 
-        return validate(self, target=target, access=access)
+        Parameters
+        ----------
+        target
+            An export arch (``"vulkan"``, ``"x64"``, ``"cuda"``) whose limits to check too, or None.
+        access
+            Where the facts of what each kernel reads and writes come from.
+
+        Returns
+        -------
+        list of Diagnostic
+            Errors and warnings, each with a code, the node and arg it concerns, and a fix; empty
+            for a graph that compiles.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), g.ndarray("x", ti.f32, ndim=1))  # y left unbound
+        'saxpy'
+        >>> for diagnostic in g.validate():  # doctest: +NORMALIZE_WHITESPACE
+        ...     print(diagnostic)
+        GL001 error at saxpy [y]: parameter 'y' (ndarray f32, ndim=1) is unbound
+          (fix: bind it: g.rebind('saxpy', 'y', arg))
+        >>> g.rebind("saxpy", "y", g.ndarray("y", ti.f32, ndim=1))
+        >>> g.validate()
+        []
+        """
+        return _uses().validate(self, target=target, access=access)
 
     def check(self, *, target: str | None = None, access: AccessSource = "auto") -> None:
-        """Raise :class:`GraphError` listing the errors :meth:`validate` finds."""
-        from graphlab.check import check
+        """Raise :class:`GraphError` listing the errors :meth:`validate` finds.
 
-        check(self, target=target, access=access)
+        Parameters
+        ----------
+        target, access
+            As for :meth:`validate`.
+
+        Raises
+        ------
+        GraphError
+            The graph has errors (warnings pass); the message lists each with its fix.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), g.ndarray("x", ti.f32, ndim=1))
+        'saxpy'
+        >>> g.check()  # doctest: +NORMALIZE_WHITESPACE
+        Traceback (most recent call last):
+          ...
+        graphlab.errors.GraphError: graph 'demo' has 1 error(s):
+          GL001 error at saxpy [y]: parameter 'y' (ndarray f32, ndim=1) is unbound
+          (fix: bind it: g.rebind('saxpy', 'y', arg))
+        """
+        _uses().check(self, target=target, access=access)
 
     def memory_plan(self, **shapes: Any) -> MemoryPlan:
         """Bytes, lifetimes and shared storage slots of the buffers (see :mod:`graphlab.memory`)."""
-        from graphlab.memory import memory_plan
-
-        return memory_plan(self, **shapes)
+        return _uses().memory_plan(self, **shapes)
 
     def render(self, *, view: RenderView = "program", highlight: str | None = None, **options: Any) -> Any:
-        """A ``graphviz.Digraph`` of the graph (see :mod:`graphlab.render`)."""
-        from graphlab.render import render
+        """A ``graphviz.Digraph`` of the graph (see :mod:`graphlab.render`).
 
-        return render(self, view=view, highlight=highlight, **options)
+        A notebook shows the graph itself drawn (``_repr_mimebundle_``); this gives the drawing to
+        save or restyle.
+
+        Parameters
+        ----------
+        view
+            ``"program"``: nodes, sequences and the args they read and write; ``"dataflow"``: what
+            feeds what; ``"unrolled"``: the dispatches in launch order.
+        highlight
+            A node id to outline.
+        **options
+            ``diagnostics``, ``max_steps``, ``access``: see :func:`graphlab.render.render`.
+
+        Returns
+        -------
+        graphviz.Digraph
+            ``.source`` is the DOT text; ``.render(file, format="svg")`` writes a picture.
+
+        Raises
+        ------
+        GraphError
+            An unknown view.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, g.ndarray("y", ti.f32, ndim=1))
+        'saxpy'
+        >>> dot = g.render(view="unrolled")
+        >>> print(dot.source)  # doctest: +NORMALIZE_WHITESPACE
+        digraph demo {
+            graph [fontname=Helvetica label=demo labelloc=t rankdir=TB tooltip=demo]
+            node [fontname=Helvetica fontsize=11]
+            edge [fontname=Helvetica fontsize=9]
+            fill [label="0: fill" id=fill shape=box style=rounded tooltip="0: fill"]
+            saxpy [label="1: saxpy" id=saxpy shape=box style=rounded tooltip="1: saxpy"]
+            fill -> saxpy
+        }
+        """
+        return _uses().render(self, view=view, highlight=highlight, **options)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from graphlab.render import mimebundle
-
-        return mimebundle(self)
+        return _uses().mimebundle(self)
 
     def dataflow(self, *, access: AccessSource = "auto") -> nx.DiGraph:
         """The read/write data-flow graph (see :mod:`graphlab.dataflow`)."""
-        from graphlab.dataflow import dataflow_graph
-
-        return dataflow_graph(self, access=access)
+        return _uses().dataflow(self, access=access)
 
     def compile(self) -> CompiledGraph:
-        """Check the graph and build a real ``ti.graph`` CompiledGraph for the current Taichi runtime."""
-        from graphlab.compiled import compile_graph
+        """Check the graph and build a real ``ti.graph`` CompiledGraph for the current Taichi runtime.
 
-        return compile_graph(self)
+        Returns
+        -------
+        CompiledGraph
+            Runs with ``run(values)`` as many times as wanted, checking the values each time; it
+            refuses to run once ``ti.init()``/``ti.reset()`` replaced the runtime (Taichi would crash).
+
+        Raises
+        ------
+        GraphError
+            The graph has errors (see :meth:`check`).
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> compiled = g.compile()
+        >>> compiled
+        <graphlab.CompiledGraph 'demo' on x64: 1 dispatches, live>
+        >>> xs = np.zeros(3, np.float32)
+        >>> compiled.run(x=xs, value=0.5)
+        >>> xs
+        array([0.5, 0.5, 0.5], dtype=float32)
+        """
+        return _uses().compile(self)
 
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
-        """Compile once (per edit and Taichi runtime) and run with checked values."""
+        """Compile once (per edit and Taichi runtime) and run with checked values.
+
+        Every value is checked against its arg (dtype, ndim, element shape, shared dims) before
+        anything runs. numpy arrays are copied to the device and the results copied back.
+
+        Parameters
+        ----------
+        values, **kwargs
+            Run values by arg name: ``ti.ndarray`` or numpy arrays for ndarrays, numbers for
+            scalars, ``ti.Matrix`` or nested lists for matrices. Temps may be left out.
+
+        Raises
+        ------
+        GraphRunError
+            A value is missing or does not fit its arg; nothing ran. The message names the arg and
+            the fix.
+        GraphError
+            The graph has errors (see :meth:`check`).
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x, y = g.ndarray("x", ti.f32, ndim=1, shape="n"), g.ndarray("y", ti.f32, ndim=1, shape="n")
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, y)
+        'saxpy'
+        >>> ys = np.ones(4, np.float32)
+        >>> g.run(x=np.zeros(4, np.float32), y=ys, value=2.0, a=3.0)
+        >>> ys
+        array([7., 7., 7., 7.], dtype=float32)
+        >>> yt = ti.ndarray(ti.f32, shape=4)  # device arrays are used in place
+        >>> g.run(x=ti.ndarray(ti.f32, shape=4), y=yt, value=1.0, a=2.0)
+        >>> yt.to_numpy()
+        array([2., 2., 2., 2.], dtype=float32)
+        >>> g.run(x=np.zeros(4, np.float32), y=np.ones(3, np.float32), value=2.0, a=3.0)
+        ... # doctest: +NORMALIZE_WHITESPACE
+        Traceback (most recent call last):
+          ...
+        graphlab.errors.GraphRunError: run(): arg 'y' has shape (3,), so dim 'n' = 3, but arg 'x' set
+          'n' = 4; arrays sharing a dim must agree (Taichi would index out of bounds)
+        """
         compiled = self._cache.get("compiled")
         if compiled is None or not compiled.is_current():
             compiled = self.compile()
@@ -811,28 +1111,120 @@ class Graph:
         compiled.run(values, **kwargs)
 
     def debug(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
-        """A step debugger over this graph and these run values (see :mod:`graphlab.debug.session`)."""
-        from graphlab.debug.session import DebugSession
+        """A step debugger over this graph and these run values (see :mod:`graphlab.debug.session`).
 
-        return DebugSession(self, values, **kwargs)
+        Parameters
+        ----------
+        values, **kwargs
+            The run values, as for :meth:`run`. The session works in place on ``ti.ndarray``
+            values; numpy arrays receive the results when the session reaches the end.
+        options
+            (keyword) a :class:`graphlab.debug.DebugOptions`: snapshot budget, statistics, fast-forward.
+
+        Returns
+        -------
+        DebugSession
+            At position 0; ``step()``, ``continue_()``, ``back()``, ``goto()``, ``break_at()``,
+            ``inspect()``, ``watch()``, ``timing()``... move and look.
+
+        Raises
+        ------
+        GraphRunError, GraphError
+            As for :meth:`run`; nothing ran.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, g.ndarray("y", ti.f32, ndim=1))
+        'saxpy'
+        >>> ys = np.zeros(4, np.float32)
+        >>> dbg = g.debug(x=np.zeros(4, np.float32), y=ys, value=2.0, a=3.0)
+        >>> print(dbg.position)
+        before fill (step 0; 0 of 2 dispatches done)
+        >>> dbg.step().step_id
+        'saxpy'
+        >>> dbg.continue_().reason, ys
+        ('end', array([6., 6., 6., 6.], dtype=float32))
+        """
+        return _uses().debug(self, values, **kwargs)
 
     def save(self, path: Any) -> None:
-        """Write the graph file (JSON, ``graphlab.graph/1``) atomically."""
-        from graphlab.graphfile import save
+        """Write the graph file (JSON, ``graphlab.graph/1``) atomically.
 
-        save(self, path)
+        The file names kernels by reference (``module:qualname``); :func:`graphlab.load` resolves
+        them from the kernels it is given. The text is read back before anything is written, so
+        a file that would not load is never written, and an old file is replaced whole or not at all.
+
+        Parameters
+        ----------
+        path
+            The file to write (``str`` or ``os.PathLike``).
+
+        Raises
+        ------
+        GraphFileError
+            The graph would not load back, or the file cannot be written; the old file is unchanged.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> g = gl.Graph("demo")
+        >>> g.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("value", ti.f32))
+        'fill'
+        >>> path = os.path.join(tempfile.mkdtemp(), "demo.json")
+        >>> g.save(path)
+        >>> gl.load(path, kernels=[fill]).to_dict() == g.to_dict()
+        True
+        """
+        _uses().save(self, path)
 
     def to_dict(self) -> dict[str, Any]:
         """The graph file's content as a dict."""
-        from graphlab.graphfile import to_dict
-
-        return to_dict(self)
+        return _uses().to_dict(self)
 
     def to_code(self) -> str:
-        """The equivalent plain ``ti.graph`` Python code."""
-        from graphlab.codegen import to_code
+        """The equivalent plain ``ti.graph`` Python code.
 
-        return to_code(self)
+        Returns
+        -------
+        str
+            A script that builds and compiles the same graph with ``ti.graph.GraphBuilder`` and no
+            graphlab, importing the kernels from their modules.
+
+        Raises
+        ------
+        GraphError
+            The graph has conditionals or loops, which plain ``ti.graph`` cannot express.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> code = g.to_code()
+        >>> print(code)
+        import taichi as ti
+        from graphlab.doc_kernels import fill
+        <BLANKLINE>
+        sym_x = ti.graph.Arg(ti.graph.ArgKind.NDARRAY, 'x', dtype=ti.f32, ndim=1)
+        sym_value = ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'value', dtype=ti.f32)
+        <BLANKLINE>
+        builder_demo = ti.graph.GraphBuilder()
+        builder_demo.dispatch(fill, sym_x, sym_value)
+        graph_demo = builder_demo.compile()
+        <BLANKLINE>
+        >>> namespace = {}
+        >>> exec(code, namespace)  # it runs as it is
+        >>> xt = ti.ndarray(ti.f32, shape=2)
+        >>> namespace["graph_demo"].run({"x": xt, "value": 4.0})
+        >>> xt.to_numpy()
+        array([4., 4.], dtype=float32)
+        """
+        return _uses().to_code(self)
 
     def __repr__(self) -> str:
         steps = "control flow" if self.has_control_flow else f"{self.step_count()} dispatches unrolled"
@@ -974,7 +1366,7 @@ class Graph:
 
 
 def _parse_dtype(dtype: Any) -> tuple[str, tuple[int, ...]]:
-    from graphlab.taichi_bridge import parse_dtype
+    from graphlab.bridge.types import parse_dtype
 
     return parse_dtype(dtype)
 

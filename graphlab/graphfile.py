@@ -255,7 +255,7 @@ class _Reader:
         if seq in state.done:
             self.guard(path, lambda: graph.append(seq, repeat, into=into, name=name))
             return
-        builder = self.guard(path, lambda: graph._new_sequence(into, seq, repeat, use_name=name))
+        builder = self.guard(path, lambda: graph.sequence(seq, repeat, into=into, use_name=name))
         self.fill(state, seq, builder, stack)
 
     def control(

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphlab.bridge import is_kernel as is_kernel  # re-exported: "is this a plain @ti.kernel" was asked here
+from graphlab.bridge import kernel_primal
 from graphlab.errors import KernelError
 from graphlab.spec import describe_spec
 
@@ -98,28 +100,22 @@ def kernel_info(fn: Any) -> KernelInfo:
     cached = _INFO_CACHE.get(id(fn))
     if cached is not None and cached.fn is fn:
         return cached
-    from graphlab import taichi_bridge as bridge
-
-    primal = bridge.kernel_primal(fn)
-    if primal is None:
+    if kernel_primal(fn) is None:
         what = getattr(fn, "__qualname__", type(fn).__name__)
         raise KernelError(
             f"{what!r} is not a @ti.kernel function; decorate it with @ti.kernel "
             "(@ti.func and methods of @ti.data_oriented classes cannot be dispatched in a graph)"
         )
+    from graphlab.bridge import types as bridge  # imports Taichi: fn is a kernel, so Taichi is loaded
+
     params = []
-    for argument in primal.arguments:
-        spec = bridge.annotation_spec(argument.annotation)
-        params.append(Param(argument.name, spec.kind, spec.dtype, spec.ndim, spec.element_shape, spec.fmt))
-    returns = bool(getattr(primal, "return_type", None))
+    for name, annotation in bridge.kernel_parameters(fn):
+        spec = bridge.annotation_spec(annotation)
+        params.append(Param(name, spec.kind, spec.dtype, spec.ndim, spec.element_shape, spec.fmt))
+    returns = bridge.kernel_returns(fn)
     info = KernelInfo(fn, fn.__name__, f"{fn.__module__}:{fn.__qualname__}", tuple(params), returns)
     _INFO_CACHE[id(fn)] = info
     return info
-
-
-def is_kernel(obj: Any) -> bool:
-    """Whether ``obj`` is a plain ``@ti.kernel`` function."""
-    return getattr(obj, "_is_wrapped_kernel", False) and not getattr(obj, "_is_classkernel", False)
 
 
 KernelSource = Any  # a module, a Mapping[str, kernel], an iterable of kernels, or a KernelRegistry

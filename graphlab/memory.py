@@ -72,7 +72,7 @@ class MemoryPlan:
 
     def allocate(self) -> dict[str, Any]:
         """One Taichi ndarray per slot, bound to each temp of that slot."""
-        from graphlab.taichi_bridge import new_ndarray
+        from graphlab.bridge.runtime import new_ndarray
 
         temps: dict[str, Any] = {}
         for slot in self.slots:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphlab.check import validate
 from graphlab.errors import GraphError, ToolMissingError
 from graphlab.nodes import Cond, Dispatch, Loop, children
 
@@ -57,7 +58,7 @@ def render(
     if view not in ("program", "dataflow", "unrolled"):
         raise GraphError(f"render view {view!r}: choose 'program', 'dataflow' or 'unrolled'")
     if diagnostics is None:
-        diagnostics = graph.validate(access=access)  # type: ignore[arg-type]
+        diagnostics = validate(graph, access=access)  # type: ignore[arg-type]
     marks = _marks(diagnostics)
     dot = _digraph()(
         name=_dot_name(graph.name),

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from graphlab import taichi_bridge as bridge
+from graphlab.bridge import runtime as bridge
+from graphlab.bridge import types as bridge_types
 from graphlab.errors import GraphRunError, StaleGraphError
 from graphlab.spec import NUMPY_DTYPES, Arg, is_float
 
@@ -146,11 +147,11 @@ def _ndarray_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], An
                     arg=arg.name,
                 )
             return _numpy_ndarray(arg, value, prepared)
-        if not bridge.is_ndarray(value):
+        if not bridge_types.is_ndarray(value):
             raise _fail(arg, type(value).__name__, "pass a ti.ndarray (or a numpy array of that dtype)")
         if not bridge.value_is_current(value):
             raise _stale(arg, "ti.ndarray")
-        spec = bridge.describe_value(value)
+        spec = bridge_types.describe_value(value)
         if spec.dtype != arg.dtype or spec.element_shape != arg.element_shape or len(spec.shape) != arg.ndim:
             got = f"ndarray {spec.dtype} element shape {list(spec.element_shape)}, shape {spec.shape}"
             raise _fail(arg, got, "allocate it with the arg's dtype, element shape and ndim")
@@ -196,7 +197,7 @@ def _scalar_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any
 
 def _matrix_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
     def check(value: Any, prepared: PreparedRun) -> Any:
-        spec = bridge.describe_value(value)
+        spec = bridge_types.describe_value(value)
         if spec.kind == "matrix":
             shape = spec.element_shape
         else:
@@ -215,11 +216,11 @@ def _matrix_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any
 
 def _texture_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
     def check(value: Any, prepared: PreparedRun) -> Any:
-        if bridge.describe_value(value).kind != "texture":
+        if bridge_types.describe_value(value).kind != "texture":
             raise _fail(arg, type(value).__name__, "pass a ti.Texture")
         if not bridge.value_is_current(value):
             raise _stale(arg, "ti.Texture")
-        ndim = bridge.texture_ndim(value)
+        ndim = bridge_types.texture_ndim(value)
         if ndim is not None and ndim != arg.ndim:
             raise _fail(arg, f"a {ndim}-D texture", f"pass a {arg.ndim}-D texture")
         return value

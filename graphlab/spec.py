@@ -2,7 +2,7 @@
 
 The model stores dtypes as canonical strings (``"f32"``) and shapes as tuples, so a graph can be
 built, saved, loaded and checked without a Taichi runtime; conversion to Taichi objects happens
-only in :mod:`graphlab.taichi_bridge`.
+only in :mod:`graphlab.bridge`.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def test_jacobi_loops_until_the_residual_flag_clears(request, fixture):
     assert event.node == "solve" and event.kind == "loop" and not event.limit_reached
     assert abs(event.value - expected_iterations) <= 2  # float rounding may move the stop by an iteration
     assert np.allclose(u, expected_u, rtol=1e-4, atol=1e-6)
-    assert len(compiled._ti_graph.segments) == 1  # the body is one compiled ti.graph
+    assert len(compiled.plan.segments) == 1  # the body is one compiled ti.graph
 
 
 def test_max_iter_bounds_a_loop_and_says_so(ti_cpu):
@@ -229,5 +229,5 @@ def test_graph_without_control_flow_is_still_one_ti_graph(ti_cpu):
     x = g.ndarray("x", ti.f32, ndim=1)
     g.dispatch(add_one, x)
     compiled = g.compile()
-    assert not hasattr(compiled._ti_graph, "segments")
+    assert len(compiled.plan.segments) == 1 and not compiled.plan.control
     assert compiled.last_events == []

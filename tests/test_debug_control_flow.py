@@ -12,8 +12,8 @@ import taichi as ti
 from test_control_flow import N, add_one, halve, init_flag, jacobi, jacobi_graph, residual_flag, threshold
 
 import graphlab as gl
-from graphlab.controlflow import ControlEvent
 from graphlab.debug import DebugError
+from graphlab.plan import ControlEvent
 
 TOL = 1e-4
 

@@ -20,13 +20,13 @@ import taichi as ti
 from test_control_flow import add_one, halve, jacobi_graph, threshold
 
 import graphlab as gl
-from graphlab.controlflow import ControlEvent
 from graphlab.export import hostgen
-from graphlab.export.control import CondEntry, FrameEvent, LoopEntry, RepeatEntry, SegmentEntry, parse_event_lines
+from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.errors import ManifestError
 from graphlab.export.exporter import ExportError
 from graphlab.export.manifest import read_manifest
 from graphlab.export.verify import VerifyReport
+from graphlab.plan import Branch, ControlEvent, Iterate, Repeat, Segment
 
 ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 N = 32
@@ -257,12 +257,12 @@ def test_manifest_records_the_control_tree(poisson, nested):
     }]  # fmt: skip
     graphs = read_manifest(nested.folder).graphs
     [repeat] = graphs[0].control
-    assert isinstance(repeat, RepeatEntry) and repeat.times == 2
+    assert isinstance(repeat, Repeat) and repeat.times == 2
     loop, segment, cond = repeat.body
-    assert isinstance(loop, LoopEntry) and loop.count == "n" and loop.while_ is None
-    assert segment == SegmentEntry("nested_seg1", ("x", "limit", "flag"))
-    assert isinstance(cond, CondEntry) and cond.else_ is None
-    assert graphs[1].control is None and graphs[1].program == (SegmentEntry("plain", ("x",)),)
+    assert isinstance(loop, Iterate) and loop.count == "n" and loop.while_ is None
+    assert segment == Segment(1, "nested_seg1", (), ("x", "limit", "flag"))
+    assert isinstance(cond, Branch) and cond.else_ is None
+    assert graphs[1].control is None and graphs[1].plan.segments == (Segment(0, "plain", (), ("x",)),)
 
 
 def test_manifest_without_control_is_one_module_graph(tmp_path):
@@ -272,7 +272,7 @@ def test_manifest_without_control_is_one_module_graph(tmp_path):
         {"format": "graphlab.module/1", "arch": "x64", "taichi_version": "1.7.4", "graphs": [graph]}
     ))  # fmt: skip
     [spec] = read_manifest(tmp_path).graphs
-    assert spec.control is None and spec.program == (SegmentEntry("g", ("x",)),)
+    assert spec.control is None and spec.plan.segments == (Segment(0, "g", (), ("x",)),)
 
 
 BAD_TREES = [

@@ -28,12 +28,13 @@ import taichi as ti
 import graphlab as gl
 from graphlab.errors import GraphlabError
 from graphlab.export import exporter
-from graphlab.export.control import entries_to_json, plan_control
+from graphlab.export.control import plan_to_json
 from graphlab.export.errors import ManifestError
 from graphlab.export.exporter import OutputPathError, exported_args
 from graphlab.export.manifest import read_manifest
 from graphlab.export.verify import VerifyError, run_python
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING
+from graphlab.plan import build_plan
 
 
 @ti.kernel
@@ -326,7 +327,7 @@ def test_a_control_tree_deeper_than_any_export_writes_is_refused(tmp_path):
     body = g.define("body")
     body.dispatch(add_one, x, x)
     g.loop(body, count=k, into=inner)
-    manifest_with_control(tmp_path, entries_to_json(plan_control(g, [a.name for a in exported_args(g)])))
+    manifest_with_control(tmp_path, plan_to_json(build_plan(g), [a.name for a in exported_args(g)]))
     assert read_manifest(tmp_path).graphs[0].control
 
     for levels in (MAX_NESTING + 1, 400):  # 400: a RecursionError in the walk before

@@ -96,19 +96,22 @@ def test_ndarray_from_a_replaced_runtime_is_refused_not_a_segfault(tmp_path, ent
     assert "FRESH: [1.0, 1.0, 1.0, 1.0]" in proc.stdout  # a new ndarray still runs in that process
 
 
-def test_ndarray_made_before_graphlab_touched_taichi_is_refused_after_a_new_runtime(tmp_path):
-    # `old` exists before graphlab's bridge is imported (graph() imports it), so it carries no
-    # record of its runtime; the runtime was replaced after that import, so it cannot be current
+def test_ndarray_made_before_graphlab_was_imported_is_refused_after_a_new_runtime(tmp_path):
+    # `old` exists before graphlab (and its bridge) is imported, so it carries no record of its
+    # runtime; it counts as current only while the runtime live at that import is
+    script = tmp_path / "child.py"
+    head = "import taichi as ti\nti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)\n"
+    head += "old = ti.ndarray(ti.f32, shape=4)\n"
     body = """
-    ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
-    old = ti.ndarray(ti.f32, shape=4)
-    assert "graphlab.taichi_bridge" not in sys.modules
     g = graph()
     g.run(a=old)  # same runtime: fine
     assert old.to_numpy().tolist() == [1.0] * 4
     ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
     """
-    assert_refused(run_child(tmp_path, body, "g.run(a=old)"), "ti.ndarray")
+    script.write_text(head + CHILD_HEAD + textwrap.dedent(body) + CHILD_TAIL.format(call="g.run(a=old)"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert_refused(proc, "ti.ndarray")
 
 
 def test_texture_from_a_replaced_runtime_is_refused(tmp_path):

@@ -9,10 +9,8 @@ import re
 import subprocess
 import sys
 import types
-from pathlib import Path
 
 import graphviz
-import ipywidgets
 import pytest
 import taichi as ti
 import traitlets
@@ -20,9 +18,6 @@ from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.widget import GraphEditor, editor
-from graphlab.widget.messages import EDIT_OPS
-
-PROTOCOL_TS = Path(__file__).parents[1] / "extension" / "src" / "protocol.ts"
 
 
 @ti.kernel
@@ -92,33 +87,6 @@ def ref(kernel):
 
 def node_view(widget, node_id):
     return next(n for n in widget.graph["nodes"] if n["id"] == node_id)
-
-
-# --- the wire contract --------------------------------------------------------------------------------
-
-
-def test_traits_are_the_ones_protocol_ts_declares():
-    declared = re.search(r"export interface Traits \{(.*?)\}", PROTOCOL_TS.read_text(), re.S).group(1)
-    ts_traits = set(re.findall(r"^\s*(\w+):", declared, re.M))
-    ours = set(GraphEditor.class_trait_names(sync=True)) - set(ipywidgets.DOMWidget.class_trait_names(sync=True))
-    ours = {name for name in ours if not name.startswith("_")}
-    editing = {"graph", "palette", "dot", "diagnostics", "error", "selected", "history"}
-    panels = {"debugger", "inspect", "inspect_picture", "inspect_diff", "inspect_page", "export"}
-    assert ours == ts_traits == editing | panels
-
-
-def test_array_traits_are_bytes_on_the_wire():
-    """Arrays travel as binary buffers (a DataView in the browser), never as JSON lists."""
-    declared = re.search(r"export interface Traits \{(.*?)\}", PROTOCOL_TS.read_text(), re.S).group(1)
-    for name in ("inspect_picture", "inspect_diff", "inspect_page"):
-        assert isinstance(GraphEditor.class_traits()[name], traitlets.Bytes)
-        assert re.search(rf"^\s*{name}: DataView \| null;", declared, re.M)
-
-
-def test_edit_ops_are_the_ones_protocol_ts_declares():
-    ts_ops = set(re.findall(r'\|\s*\{\s*op: "(\w+)"', PROTOCOL_TS.read_text()))
-    ts_ops |= set(re.findall(r'^\s*op: "(\w+)";', PROTOCOL_TS.read_text(), re.M))
-    assert ts_ops == set(EDIT_OPS)
 
 
 def test_graph_trait_is_a_json_view_of_the_model(ed):

@@ -103,7 +103,11 @@ export class EditorApp implements Actions {
     this.toolbar = new Toolbar(this);
     this.debugBar = new DebugBar(this);
     this.timelineBar = new TimelineBar(this);
-    const exportButton = h("button", { type: "button", class: "gl-btn", title: "Export an AOT module and verify it", "data-open": "export" }, "Export\u2026");
+    const exportButton = h(
+      "button",
+      { type: "button", class: "gl-btn", title: "Export an AOT module and verify it", "data-open": "export" },
+      "Export\u2026",
+    );
     this.listeners.on(exportButton, "click", () => {
       this.showTab("export");
       this.side.focusExport();
@@ -207,7 +211,19 @@ export class EditorApp implements Actions {
     const { badges, unplaced } = badgesByNode(traits.diagnostics, isDrawn);
     const timeline = this.timelineOf(traits.graph);
     const busy = new Set(this.busy.values());
-    return { traits, index, anchor, range, history: this.undoStack.view, badges, unplaced, isDrawn, timeline, tab: this.tab, busy };
+    return {
+      traits,
+      index,
+      anchor,
+      range,
+      history: this.undoStack.view,
+      badges,
+      unplaced,
+      isDrawn,
+      timeline,
+      tab: this.tab,
+      busy,
+    };
   }
 
   private scheduleRefresh(): void {
@@ -394,7 +410,13 @@ export class EditorApp implements Actions {
   goto(index: number): void {
     const session = this.read("debugger");
     if (!session.active) return;
-    this.sendPanel({ kind: "debug", request: this.nextRequest++, action: "goto", session: session.session, target: index });
+    this.sendPanel({
+      kind: "debug",
+      request: this.nextRequest++,
+      action: "goto",
+      session: session.session,
+      target: index,
+    });
   }
 
   toggleBreakpoint(node: string): void {

@@ -19,16 +19,20 @@ export function decodeFloats(
   const bytes = view?.byteLength ?? 0;
   if (count === 0 || shape.length === 0) return dtype === "f64" ? new Float64Array(0) : new Float32Array(0);
   if (!view || bytes < count * size) {
-    throw new RangeError(`expected ${count} ${dtype} values (${count * size} bytes) for shape [${shape.join(", ")}], got ${bytes} bytes`);
+    throw new RangeError(
+      `expected ${count} ${dtype} values (${count * size} bytes) for shape [${shape.join(", ")}], got ${bytes} bytes`,
+    );
   }
-  const aligned = (view.byteOffset % size) === 0;
+  const aligned = view.byteOffset % size === 0;
   if (aligned && LITTLE_ENDIAN) {
     return dtype === "f64"
       ? new Float64Array(view.buffer, view.byteOffset, count)
       : new Float32Array(view.buffer, view.byteOffset, count);
   }
   const out = dtype === "f64" ? new Float64Array(count) : new Float32Array(count);
-  for (let i = 0; i < count; i++) out[i] = dtype === "f64" ? view.getFloat64(i * 8, true) : view.getFloat32(i * 4, true);
+  for (let i = 0; i < count; i++) {
+    out[i] = dtype === "f64" ? view.getFloat64(i * 8, true) : view.getFloat32(i * 4, true);
+  }
   return out;
 }
 

@@ -57,10 +57,7 @@ export function suggestBinding(param: ParamView, args: readonly ArgView[]): stri
 }
 
 /** Suggested bindings for every parameter of a kernel. */
-export function suggestBindings(
-  params: readonly ParamView[],
-  args: readonly ArgView[],
-): Record<string, string | null> {
+export function suggestBindings(params: readonly ParamView[], args: readonly ArgView[]): Record<string, string | null> {
   const out: Record<string, string | null> = {};
   for (const param of params) out[param.name] = suggestBinding(param, args);
   return out;
@@ -77,9 +74,7 @@ export interface SpecOverrides {
 
 export type OpenField = "dtype" | "ndim" | "element_shape" | "fmt";
 
-export type SpecResult =
-  | { ok: true; spec: ArgSpec }
-  | { ok: false; reason: string; missing: OpenField[] };
+export type SpecResult = { ok: true; spec: ArgSpec } | { ok: false; reason: string; missing: OpenField[] };
 
 const GRAPH_KINDS: readonly ArgKind[] = ["scalar", "ndarray", "matrix", "texture", "rw_texture"];
 
@@ -161,7 +156,10 @@ export function freeArgName(base: string, args: readonly ArgView[]): string {
 
 /** Parse `2`, `2,2`, `(2, 2)`, `[3]` or `` (scalar element) into an element shape. */
 export function parseElementShape(text: string): number[] | null {
-  const inner = text.trim().replace(/^[([]|[)\]]$/g, "").trim();
+  const inner = text
+    .trim()
+    .replace(/^[([]|[)\]]$/g, "")
+    .trim();
   if (inner === "") return [];
   const parts = inner.split(/[\s,x×]+/).filter((p) => p !== "");
   const dims = parts.map((p) => (/^[1-9][0-9]*$/.test(p) ? Number(p) : NaN));

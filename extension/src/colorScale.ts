@@ -112,7 +112,9 @@ export function ticks(lo: number, hi: number, count = 5): number[] {
   const power = 10 ** Math.floor(Math.log10(raw));
   // the round step nearest the raw one (on a log scale)
   let step = power;
-  for (const m of [2, 5, 10]) if (Math.abs(Math.log(m * power / raw)) < Math.abs(Math.log(step / raw))) step = m * power;
+  for (const m of [2, 5, 10]) {
+    if (Math.abs(Math.log((m * power) / raw)) < Math.abs(Math.log(step / raw))) step = m * power;
+  }
   const out: number[] = [];
   const first = Math.ceil(lo / step - 1e-9);
   for (let k = first; k * step <= hi + step * 1e-9; k++) {

@@ -26,7 +26,14 @@ export function drawnIdOf(id: string, isDrawn: (id: string) => boolean): string 
 
 export function debugMarks(view: DebugView, isDrawn: (id: string) => boolean): DebugMarks {
   if (!view.active) {
-    return { active: false, current: null, breakpoints: new Set(), faults: new Map(), times: new Map(), nonfinite: null };
+    return {
+      active: false,
+      current: null,
+      breakpoints: new Set(),
+      faults: new Map(),
+      times: new Map(),
+      nonfinite: null,
+    };
   }
   const breakpoints = new Set<string>();
   for (const bp of view.breakpoints) {

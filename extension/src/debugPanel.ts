@@ -24,10 +24,20 @@ interface Control {
 export const CONTROLS: readonly Control[] = [
   { action: "step", text: "Step", title: "Run the next dispatch", key: "debugStep" },
   { action: "step_over", text: "Over", title: "Run the rest of this repetition", key: "debugOver" },
-  { action: "continue", text: "Continue", title: "Run to a breakpoint, a condition, a fault or the end", key: "debugContinue" },
+  {
+    action: "continue",
+    text: "Continue",
+    title: "Run to a breakpoint, a condition, a fault or the end",
+    key: "debugContinue",
+  },
   { action: "back", text: "Back", title: "Go back one dispatch", key: "debugBack" },
   { action: "restart", text: "Restart", title: "Back to the initial state", key: "debugRestart" },
-  { action: "find_nonfinite", text: "Find NaN/Inf", title: "Run to the first dispatch that writes NaN or Inf", key: "debugNonfinite" },
+  {
+    action: "find_nonfinite",
+    text: "Find NaN/Inf",
+    title: "Run to the first dispatch that writes NaN or Inf",
+    key: "debugNonfinite",
+  },
 ];
 
 /** The toolbar's debugger buttons: Debug (start/stop), then the controls. */
@@ -38,7 +48,9 @@ export class DebugBar {
   private readonly listeners = new Listeners();
 
   constructor(actions: Actions) {
-    this.start = this.actionButton("\u25b6 Debug", "", "start", () => actions.debug(this.start.dataset.running ? "stop" : "start"));
+    this.start = this.actionButton("\u25b6 Debug", "", "start", () =>
+      actions.debug(this.start.dataset.running ? "stop" : "start"),
+    );
     this.buttons = CONTROLS.map((c) =>
       this.actionButton(c.text, `${c.title} (${keysFor(c.key)})`, c.action, () => actions.debug(c.action)),
     );
@@ -64,7 +76,8 @@ export class DebugBar {
     const at = debug.position;
     for (const [i, button] of this.buttons.entries()) {
       const action = CONTROLS[i]!.action;
-      const forward = action === "step" || action === "step_over" || action === "continue" || action === "find_nonfinite";
+      const forward =
+        action === "step" || action === "step_over" || action === "continue" || action === "find_nonfinite";
       const blocked = at === null || (forward && at.index >= at.total) || (!forward && at.index === 0);
       button.disabled = !debug.active || blocked;
     }
@@ -94,7 +107,15 @@ export class TimelineBar {
   private marksKey = "";
 
   constructor(private readonly actions: Actions) {
-    this.slider = h("input", { type: "range", min: 0, max: 0, step: 1, value: 0, class: "gl-timeline-slider", "aria-label": "Timeline: position of the debug session" });
+    this.slider = h("input", {
+      type: "range",
+      min: 0,
+      max: 0,
+      step: 1,
+      value: 0,
+      class: "gl-timeline-slider",
+      "aria-label": "Timeline: position of the debug session",
+    });
     this.label = h("span", { class: "gl-timeline-label", "aria-live": "polite" });
     this.marks = h("div", { class: "gl-timeline-marks", "aria-hidden": "true" });
     this.el = h(
@@ -131,20 +152,40 @@ export class TimelineBar {
   }
 
   private drawMarks(state: ViewState, debug: DebugView, total: number): void {
-    const key = JSON.stringify([total, debug.breakpoints.map((b) => [b.target, b.kind]), debug.faults.map((f) => f.index), state.traits.graph.version]);
+    const key = JSON.stringify([
+      total,
+      debug.breakpoints.map((b) => [b.target, b.kind]),
+      debug.faults.map((f) => f.index),
+      state.traits.graph.version,
+    ]);
     if (key === this.marksKey) return;
     this.marksKey = key;
     const marks: HTMLElement[] = [];
     for (const bp of debug.breakpoints) {
       if (bp.kind === "condition") continue;
-      const at = bp.kind === "step" || bp.kind === "repetition" ? [state.timeline.indexOf(bp.target)] : state.timeline.positionsOf(bp.target);
+      const at =
+        bp.kind === "step" || bp.kind === "repetition"
+          ? [state.timeline.indexOf(bp.target)]
+          : state.timeline.positionsOf(bp.target);
       for (const i of at) {
         if (i === null) continue;
-        marks.push(h("span", { class: "gl-mark gl-mark-bp", style: `left: ${(100 * fractionOf(i, total)).toFixed(3)}%`, title: `breakpoint ${bp.target}` }));
+        marks.push(
+          h("span", {
+            class: "gl-mark gl-mark-bp",
+            style: `left: ${(100 * fractionOf(i, total)).toFixed(3)}%`,
+            title: `breakpoint ${bp.target}`,
+          }),
+        );
       }
     }
     for (const f of debug.faults) {
-      marks.push(h("span", { class: "gl-mark gl-mark-fault", style: `left: ${(100 * fractionOf(f.index, total)).toFixed(3)}%`, title: `${f.step_id}: ${f.error}` }));
+      marks.push(
+        h("span", {
+          class: "gl-mark gl-mark-fault",
+          style: `left: ${(100 * fractionOf(f.index, total)).toFixed(3)}%`,
+          title: `${f.step_id}: ${f.error}`,
+        }),
+      );
     }
     replaceChildren(this.marks, marks);
   }
@@ -201,13 +242,17 @@ export class DebugSection implements Section {
   }
 
   private renderIdle(state: ViewState, debug: DebugView): HTMLElement {
-    const start = this.listeners.button("\u25b6 Start debugging", `Start a session (${keysFor("debugStart")})`, () => this.actions.debug("start"));
+    const start = this.listeners.button("\u25b6 Start debugging", `Start a session (${keysFor("debugStart")})`, () =>
+      this.actions.debug("start"),
+    );
     start.disabled = state.busy.has("debug");
     return h(
       "div",
       {},
       h("h3", {}, "Debugger"),
-      debug.ended ? h("p", { class: "gl-hint gl-debug-ended" }, `Session ${debug.session} ended: ${debug.ended}`) : null,
+      debug.ended
+        ? h("p", { class: "gl-hint gl-debug-ended" }, `Session ${debug.session} ended: ${debug.ended}`)
+        : null,
       h(
         "p",
         { class: "gl-hint" },
@@ -223,16 +268,40 @@ export class DebugSection implements Section {
 
   private renderStop(debug: DebugView): HTMLElement {
     const parts: (HTMLElement | null)[] = [
-      h("div", { class: `gl-stop gl-stop-${debug.reason ?? "none"}`, "data-reason": debug.reason ?? "" }, debug.message),
+      h(
+        "div",
+        { class: `gl-stop gl-stop-${debug.reason ?? "none"}`, "data-reason": debug.reason ?? "" },
+        debug.message,
+      ),
     ];
     if (debug.fault) {
-      parts.push(h("div", { class: "gl-fault-box", role: "alert" }, h("b", {}, `${debug.fault.step_id} failed: `), debug.fault.error, h("div", { class: "gl-hint" }, "The session stayed before it, with its buffers restored: step back, fix a value, or restart.")));
+      parts.push(
+        h(
+          "div",
+          { class: "gl-fault-box", role: "alert" },
+          h("b", {}, `${debug.fault.step_id} failed: `),
+          debug.fault.error,
+          h(
+            "div",
+            { class: "gl-hint" },
+            "The session stayed before it, with its buffers restored: step back, fix a value, or restart.",
+          ),
+        ),
+      );
     }
     if (debug.nonfinite) {
       const n = debug.nonfinite;
       const who = n.step_id ? `${n.step_id} wrote` : "already held";
       const first = n.first_index ? ` first at (${n.first_index.join(", ")})` : "";
-      parts.push(h("div", { class: "gl-nonfinite-box" }, `${who} ${n.nan} NaN and ${n.inf} Inf in `, h("code", {}, n.buffer), `${first}.`));
+      parts.push(
+        h(
+          "div",
+          { class: "gl-nonfinite-box" },
+          `${who} ${n.nan} NaN and ${n.inf} Inf in `,
+          h("code", {}, n.buffer),
+          `${first}.`,
+        ),
+      );
     }
     if (debug.note) parts.push(h("div", { class: "gl-hint" }, debug.note));
     return h("div", {}, h("h3", {}, `Session ${debug.session}`), parts);
@@ -247,21 +316,50 @@ export class DebugSection implements Section {
       h(
         "ul",
         { class: "gl-hint" },
-        debug.decisions.map((d) => h("li", { "data-scope": d.scope }, h("code", {}, d.scope), ` at step ${d.index}: flag ${d.value} \u2192 ${d.outcome}`)),
+        debug.decisions.map((d) =>
+          h(
+            "li",
+            { "data-scope": d.scope },
+            h("code", {}, d.scope),
+            ` at step ${d.index}: flag ${d.value} \u2192 ${d.outcome}`,
+          ),
+        ),
       ),
     );
   }
 
   private renderBreakpoints(state: ViewState, debug: DebugView): HTMLElement {
     const rows = debug.breakpoints.map((bp) => {
-      const remove = this.listeners.button("\u00d7", `Remove breakpoint #${bp.id}`, () => this.actions.removeBreakpoint(bp.id));
+      const remove = this.listeners.button("\u00d7", `Remove breakpoint #${bp.id}`, () =>
+        this.actions.removeBreakpoint(bp.id),
+      );
       remove.classList.add("gl-icon-btn");
-      const what = bp.kind === "condition" ? `when ${bp.target}${bp.every === "dispatch" ? " (every dispatch)" : ""}` : bp.target;
-      return h("li", { "data-breakpoint": bp.target }, h("span", { class: "gl-bp-dot-inline" }), " ", h("code", {}, what), ` \u00b7 ${bp.hits} hit${bp.hits === 1 ? "" : "s"}`, " ", remove);
+      const what =
+        bp.kind === "condition" ? `when ${bp.target}${bp.every === "dispatch" ? " (every dispatch)" : ""}` : bp.target;
+      return h(
+        "li",
+        { "data-breakpoint": bp.target },
+        h("span", { class: "gl-bp-dot-inline" }),
+        " ",
+        h("code", {}, what),
+        ` \u00b7 ${bp.hits} hit${bp.hits === 1 ? "" : "s"}`,
+        " ",
+        remove,
+      );
     });
     const sample = debug.buffers[0] ?? "x";
-    const expr = h("input", { type: "text", class: "gl-input", placeholder: `${sample}.max() > 1e3`, "aria-label": "condition" });
-    const every = h("select", { class: "gl-select gl-every", "aria-label": "check every" }, h("option", { value: "repetition" }, "each repetition"), h("option", { value: "dispatch" }, "each dispatch"));
+    const expr = h("input", {
+      type: "text",
+      class: "gl-input",
+      placeholder: `${sample}.max() > 1e3`,
+      "aria-label": "condition",
+    });
+    const every = h(
+      "select",
+      { class: "gl-select gl-every", "aria-label": "check every" },
+      h("option", { value: "repetition" }, "each repetition"),
+      h("option", { value: "dispatch" }, "each dispatch"),
+    );
     const add = (): void => {
       const text = expr.value.trim();
       if (text) this.actions.addCondition(text, every.value as Every);
@@ -269,14 +367,33 @@ export class DebugSection implements Section {
     this.listeners.on(expr, "keydown", (e: KeyboardEvent) => {
       if (e.key === "Enter") add();
     });
-    const toggle = state.anchor !== null ? this.listeners.button(`Toggle on ${state.anchor}`, `Set or remove a breakpoint on the selected node (${keysFor("toggleBreakpoint")})`, () => this.actions.toggleBreakpoint(state.anchor!)) : null;
+    const toggle =
+      state.anchor !== null
+        ? this.listeners.button(
+            `Toggle on ${state.anchor}`,
+            `Set or remove a breakpoint on the selected node (${keysFor("toggleBreakpoint")})`,
+            () => this.actions.toggleBreakpoint(state.anchor!),
+          )
+        : null;
     return h(
       "div",
       { class: "gl-breakpoints" },
       h("h4", {}, `Breakpoints (${debug.breakpoints.length})`),
-      rows.length > 0 ? h("ul", { class: "gl-bp-list" }, rows) : h("p", { class: "gl-hint" }, "Click the dot left of a node (or select it and press F9) to stop before it runs."),
+      rows.length > 0
+        ? h("ul", { class: "gl-bp-list" }, rows)
+        : h(
+            "p",
+            { class: "gl-hint" },
+            "Click the dot left of a node (or select it and press F9) to stop before it runs.",
+          ),
       toggle ? h("div", { class: "gl-actions" }, toggle) : null,
-      h("div", { class: "gl-field gl-condition" }, expr, every, this.listeners.button("Add", "Stop after the dispatch where this turns true", add)),
+      h(
+        "div",
+        { class: "gl-field gl-condition" },
+        expr,
+        every,
+        this.listeners.button("Add", "Stop after the dispatch where this turns true", add),
+      ),
     );
   }
 
@@ -284,9 +401,20 @@ export class DebugSection implements Section {
     const rows = debug.watches.map((w) => {
       const remove = this.listeners.button("\u00d7", `Stop watching ${w.text}`, () => this.actions.unwatch(w.text));
       remove.classList.add("gl-icon-btn");
-      return h("tr", { "data-watch": w.text }, h("td", {}, h("code", {}, w.text)), h("td", { class: "gl-num", "data-value": String(w.value) }, formatNum(w.value)), h("td", {}, remove));
+      return h(
+        "tr",
+        { "data-watch": w.text },
+        h("td", {}, h("code", {}, w.text)),
+        h("td", { class: "gl-num", "data-value": String(w.value) }, formatNum(w.value)),
+        h("td", {}, remove),
+      );
     });
-    const input = h("input", { type: "text", class: "gl-input", placeholder: `${debug.buffers[0] ?? "x"}.max()`, "aria-label": "watch expression" });
+    const input = h("input", {
+      type: "text",
+      class: "gl-input",
+      placeholder: `${debug.buffers[0] ?? "x"}.max()`,
+      "aria-label": "watch expression",
+    });
     const add = (): void => {
       const text = input.value.trim();
       if (text) this.actions.watch(text);
@@ -299,13 +427,27 @@ export class DebugSection implements Section {
       { class: "gl-watches" },
       h("h4", {}, `Watches (${debug.watches.length})`),
       rows.length > 0 ? h("table", { class: "gl-table" }, h("tbody", {}, rows)) : null,
-      h("div", { class: "gl-field" }, input, this.listeners.button("Watch", "Evaluate at every stop (on the device)", add)),
+      h(
+        "div",
+        { class: "gl-field" },
+        input,
+        this.listeners.button("Watch", "Evaluate at every stop (on the device)", add),
+      ),
     );
   }
 
   private renderTiming(debug: DebugView): HTMLElement {
     if (debug.timing.length === 0) {
-      return h("div", {}, h("h4", {}, "Time per node"), h("p", { class: "gl-hint" }, "Step dispatches to time them (spans run as compiled segments are not split per node)."));
+      return h(
+        "div",
+        {},
+        h("h4", {}, "Time per node"),
+        h(
+          "p",
+          { class: "gl-hint" },
+          "Step dispatches to time them (spans run as compiled segments are not split per node).",
+        ),
+      );
     }
     return h(
       "div",
@@ -314,18 +456,28 @@ export class DebugSection implements Section {
       h(
         "table",
         { class: "gl-table" },
-        h("thead", {}, h("tr", {}, h("th", {}, "node"), h("th", {}, "calls"), h("th", {}, "mean"), h("th", {}, "share"))),
+        h(
+          "thead",
+          {},
+          h("tr", {}, h("th", {}, "node"), h("th", {}, "calls"), h("th", {}, "mean"), h("th", {}, "share")),
+        ),
         h(
           "tbody",
           {},
           debug.timing.map((t) =>
-            h("tr", { "data-node": t.node_id }, h("td", {}, h("code", {}, t.node_id)), h("td", { class: "gl-num" }, String(t.calls)), h("td", { class: "gl-num" }, formatSeconds(t.mean_s)), h("td", { class: "gl-num" }, `${(100 * t.share).toFixed(1)}%`)),
+            h(
+              "tr",
+              { "data-node": t.node_id },
+              h("td", {}, h("code", {}, t.node_id)),
+              h("td", { class: "gl-num" }, String(t.calls)),
+              h("td", { class: "gl-num" }, formatSeconds(t.mean_s)),
+              h("td", { class: "gl-num" }, `${(100 * t.share).toFixed(1)}%`),
+            ),
           ),
         ),
       ),
     );
   }
-
 
   dispose(): void {
     this.listeners.dispose();

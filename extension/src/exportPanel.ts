@@ -15,7 +15,9 @@ export function parseDims(text: string): { ok: true; dims: Record<string, number
   const dims: Record<string, number> = {};
   for (const part of text.split(/[,;\s]+/).filter((p) => p !== "")) {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)=([0-9]+)$/.exec(part);
-    if (!m || Number(m[2]) <= 0) return { ok: false, reason: `dims: write name=size pairs such as n=256, G=128 (not ${JSON.stringify(part)})` };
+    if (!m || Number(m[2]) <= 0) {
+      return { ok: false, reason: `dims: write name=size pairs such as n=256, G=128 (not ${JSON.stringify(part)})` };
+    }
     dims[m[1]!] = Number(m[2]);
   }
   return { ok: true, dims };
@@ -42,8 +44,20 @@ export class ExportSection implements Section {
     this.path = h("input", { type: "text", class: "gl-input", "aria-label": "output folder" });
     this.overwrite = h("input", { type: "checkbox", "aria-label": "overwrite" });
     this.verify = h("input", { type: "checkbox", checked: true, "aria-label": "verify" });
-    this.threads = h("input", { type: "number", min: 1, step: 1, class: "gl-input", placeholder: "all cores", "aria-label": "CPU threads" });
-    this.dims = h("input", { type: "text", class: "gl-input", placeholder: "from the values; or n=256, G=128", "aria-label": "dims" });
+    this.threads = h("input", {
+      type: "number",
+      min: 1,
+      step: 1,
+      class: "gl-input",
+      placeholder: "all cores",
+      "aria-label": "CPU threads",
+    });
+    this.dims = h("input", {
+      type: "text",
+      class: "gl-input",
+      placeholder: "from the values; or n=256, G=128",
+      "aria-label": "dims",
+    });
     this.go = h("button", { type: "button", class: "gl-btn gl-primary", "data-export": "run" }, "Export");
     this.listeners.on(this.go, "click", () => this.submit());
     this.listeners.on(this.path, "keydown", (e: KeyboardEvent) => {
@@ -68,7 +82,10 @@ export class ExportSection implements Section {
     const view = state.traits.export;
     if (!this.filled && view.targets.length > 0) {
       this.filled = true;
-      replaceChildren(this.arch, view.targets.map((t) => h("option", { value: t, selected: t === view.default_arch }, t)));
+      replaceChildren(
+        this.arch,
+        view.targets.map((t) => h("option", { value: t, selected: t === view.default_arch }, t)),
+      );
       this.path.value = view.default_path;
     }
     this.go.disabled = view.state === "running" || state.busy.has("export");
@@ -121,8 +138,18 @@ export class ExportSection implements Section {
 function renderStatus(view: ExportView): (HTMLElement | null)[] {
   if (view.state === "idle") return [];
   const progress = h("progress", { class: "gl-progress", max: 1, value: view.fraction });
-  const stage = h("div", { class: "gl-hint" }, view.state === "running" ? `${view.stage}\u2026 ${Math.round(100 * view.fraction)}%` : `${view.state} in ${view.seconds.toFixed(1)} s`);
-  const out: (HTMLElement | null)[] = [h("h4", {}, `Export ${view.run}: ${view.arch} \u2192 `, h("code", {}, view.path ?? "")), progress, stage];
+  const stage = h(
+    "div",
+    { class: "gl-hint" },
+    view.state === "running"
+      ? `${view.stage}\u2026 ${Math.round(100 * view.fraction)}%`
+      : `${view.state} in ${view.seconds.toFixed(1)} s`,
+  );
+  const out: (HTMLElement | null)[] = [
+    h("h4", {}, `Export ${view.run}: ${view.arch} \u2192 `, h("code", {}, view.path ?? "")),
+    progress,
+    stage,
+  ];
   if (view.error) out.push(h("div", { class: "gl-diag gl-diag-error", role: "alert" }, view.error));
   if (view.result) out.push(h("div", { class: "gl-hint" }, view.result));
   if (view.files.length > 0) {
@@ -131,27 +158,60 @@ function renderStatus(view: ExportView): (HTMLElement | null)[] {
         "details",
         { class: "gl-files" },
         h("summary", {}, `${view.files.length} files written`),
-        h("ul", {}, view.files.map((f) => h("li", {}, h("code", {}, f)))),
+        h(
+          "ul",
+          {},
+          view.files.map((f) => h("li", {}, h("code", {}, f))),
+        ),
       ),
     );
   }
   const verify = view.verify;
   if (verify) {
     out.push(
-      h("div", { class: verify.passed ? "gl-verdict gl-pass" : "gl-verdict gl-fail", "data-verdict": verify.passed ? "passed" : "failed" }, verify.passed ? `Verified: ${verify.identical ? "bit-identical" : "within tolerance"}` : "Verification FAILED"),
+      h(
+        "div",
+        {
+          class: verify.passed ? "gl-verdict gl-pass" : "gl-verdict gl-fail",
+          "data-verdict": verify.passed ? "passed" : "failed",
+        },
+        verify.passed ? `Verified: ${verify.identical ? "bit-identical" : "within tolerance"}` : "Verification FAILED",
+      ),
       h(
         "table",
         { class: "gl-table" },
-        h("thead", {}, h("tr", {}, ["output", "max abs", "max rel", "differ", ""].map((c) => h("th", {}, c)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["output", "max abs", "max rel", "differ", ""].map((c) => h("th", {}, c)),
+          ),
+        ),
         h(
           "tbody",
           {},
           verify.outputs.map((o) =>
-            h("tr", {}, h("td", {}, h("code", {}, o.name)), h("td", { class: "gl-num" }, formatNum(o.max_abs, 3)), h("td", { class: "gl-num" }, formatNum(o.max_rel, 3)), h("td", { class: "gl-num" }, String(o.mismatched)), h("td", { class: o.passed ? "gl-ok" : "gl-bad" }, o.passed ? "pass" : "FAIL")),
+            h(
+              "tr",
+              {},
+              h("td", {}, h("code", {}, o.name)),
+              h("td", { class: "gl-num" }, formatNum(o.max_abs, 3)),
+              h("td", { class: "gl-num" }, formatNum(o.max_rel, 3)),
+              h("td", { class: "gl-num" }, String(o.mismatched)),
+              h("td", { class: o.passed ? "gl-ok" : "gl-bad" }, o.passed ? "pass" : "FAIL"),
+            ),
           ),
         ),
       ),
-      verify.notes.length > 0 ? h("ul", { class: "gl-hint" }, verify.notes.map((n) => h("li", {}, n))) : null,
+      verify.notes.length > 0
+        ? h(
+            "ul",
+            { class: "gl-hint" },
+            verify.notes.map((n) => h("li", {}, n)),
+          )
+        : null,
     );
   }
   return out;

@@ -213,8 +213,16 @@ export class GraphCanvas {
       if (isNode || on) {
         const cx = isNode ? box.x - 9 : box.x + 8;
         const cy = isNode ? box.y + box.height / 2 : box.y + 8;
-        const dot = svgEl("circle", { class: `gl-dbg gl-bp-dot${on ? " gl-bp-on" : ""}`, cx, cy, r: 5.5, "data-bp-node": id });
-        dot.append(svgText("title", on ? `Breakpoint: stops before ${id} (click to remove)` : `Click to stop before ${id}`));
+        const dot = svgEl("circle", {
+          class: `gl-dbg gl-bp-dot${on ? " gl-bp-on" : ""}`,
+          cx,
+          cy,
+          r: 5.5,
+          "data-bp-node": id,
+        });
+        dot.append(
+          svgText("title", on ? `Breakpoint: stops before ${id} (click to remove)` : `Click to stop before ${id}`),
+        );
         g.append(dot);
       }
       const fault = marks.faults.get(id);
@@ -226,7 +234,12 @@ export class GraphCanvas {
       }
       const time = marks.times.get(id);
       if (time && isNode) {
-        const label = svgEl("text", { class: "gl-dbg gl-time", x: box.x + box.width, y: box.y + box.height + 10, "text-anchor": "end" });
+        const label = svgEl("text", {
+          class: "gl-dbg gl-time",
+          x: box.x + box.width,
+          y: box.y + box.height + 10,
+          "text-anchor": "end",
+        });
         label.textContent = time[0];
         label.append(svgText("title", time[1]));
         g.append(label);
@@ -355,13 +368,13 @@ export class GraphCanvas {
 }
 
 function svgEl(tag: string, attrs: Record<string, string | number>): SVGElement {
-  const el = document.createElementNS(SVG_NS, tag) as SVGElement;
+  const el = document.createElementNS(SVG_NS, tag);
   for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
   return el;
 }
 
 function svgText(tag: string, text: string): SVGElement {
-  const el = document.createElementNS(SVG_NS, tag) as SVGElement;
+  const el = document.createElementNS(SVG_NS, tag);
   el.textContent = text;
   return el;
 }

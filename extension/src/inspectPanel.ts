@@ -31,14 +31,28 @@ export class InspectSection implements Section {
     this.listeners = new Listeners();
     const view = t.inspect;
     if (!t.debugger.active || view.session !== t.debugger.session) {
-      replaceChildren(this.el, h("h3", {}, "Inspect"), h("p", { class: "gl-hint" }, "Start a debug session to look into its buffers."));
+      replaceChildren(
+        this.el,
+        h("h3", {}, "Inspect"),
+        h("p", { class: "gl-hint" }, "Start a debug session to look into its buffers."),
+      );
       return;
     }
     if (view.buffer === null || view.stats === undefined) {
-      replaceChildren(this.el, h("h3", {}, "Inspect"), this.chooser(state, view), h("p", { class: "gl-hint" }, view.problem ?? "Choose a buffer."));
+      replaceChildren(
+        this.el,
+        h("h3", {}, "Inspect"),
+        this.chooser(state, view),
+        h("p", { class: "gl-hint" }, view.problem ?? "Choose a buffer."),
+      );
       return;
     }
-    const parts: (HTMLElement | null)[] = [h("h3", {}, "Inspect"), this.chooser(state, view), this.where(view), this.statsTable(view)];
+    const parts: (HTMLElement | null)[] = [
+      h("h3", {}, "Inspect"),
+      this.chooser(state, view),
+      this.where(view),
+      this.statsTable(view),
+    ];
     parts.push(this.picture(state, view));
     parts.push(this.diff(state, view));
     parts.push(this.values(state, view));
@@ -63,7 +77,13 @@ export class InspectSection implements Section {
     );
     this.listeners.on(buffer, "change", () => this.actions.inspect(buffer.value, null, 0));
     this.listeners.on(component, "change", () => {
-      if (view.buffer) this.actions.inspect(view.buffer, component.value === "" ? null : Number(component.value), view.page?.page ?? 0);
+      if (view.buffer) {
+        this.actions.inspect(
+          view.buffer,
+          component.value === "" ? null : Number(component.value),
+          view.page?.page ?? 0,
+        );
+      }
     });
     return h("div", { class: "gl-field" }, h("span", {}, "buffer"), buffer, component);
   }
@@ -80,7 +100,16 @@ export class InspectSection implements Section {
     return h(
       "table",
       { class: "gl-table gl-stats", "data-buffer": view.buffer ?? "" },
-      h("thead", {}, h("tr", {}, h("th", {}, ""), columns.map((c) => h("th", { class: "gl-num" }, c.label)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", {}, ""),
+          columns.map((c) => h("th", { class: "gl-num" }, c.label)),
+        ),
+      ),
       h(
         "tbody",
         {},
@@ -92,7 +121,16 @@ export class InspectSection implements Section {
             columns.map((c) => {
               const value = c[s] as number | string | null;
               const bad = (s === "nan" || s === "inf") && typeof value === "number" && value > 0;
-              return h("td", { class: bad ? "gl-num gl-bad" : "gl-num", "data-stat": s, "data-of": c.label, "data-value": String(value) }, formatNum(value));
+              return h(
+                "td",
+                {
+                  class: bad ? "gl-num gl-bad" : "gl-num",
+                  "data-stat": s,
+                  "data-of": c.label,
+                  "data-value": String(value),
+                },
+                formatNum(value),
+              );
             }),
           ),
         ),
@@ -113,18 +151,34 @@ export class InspectSection implements Section {
 
   private diff(state: ViewState, view: InspectView): HTMLElement {
     const d = view.diff;
-    if (!d) return h("div", { class: "gl-diff" }, h("h4", {}, "Diff"), h("p", { class: "gl-hint" }, "Step, and what changed since the previous position shows here."));
+    if (!d) {
+      return h(
+        "div",
+        { class: "gl-diff" },
+        h("h4", {}, "Diff"),
+        h("p", { class: "gl-hint" }, "Step, and what changed since the previous position shows here."),
+      );
+    }
     const head = `step ${d.from} \u2192 ${d.to}: ${d.changed} of ${d.count} values changed`;
     const detail = `max |\u0394| ${formatNum(d.max_abs)}, max rel ${formatNum(d.max_rel, 3)}${d.nonfinite_mismatch ? `, ${d.nonfinite_mismatch} NaN/Inf appeared or went` : ""}${d.first_changed ? `, first at ${indexText(d.first_changed)}` : ""}`;
     let picture: HTMLElement | null = null;
     if (d.changed > 0 && d.picture.kind !== "none") {
       try {
-        picture = drawPicture(d.picture, decodeFloats(state.traits.inspect_diff, d.picture.dtype, d.picture.shape), { kind: "diverging" }).el;
+        picture = drawPicture(d.picture, decodeFloats(state.traits.inspect_diff, d.picture.dtype, d.picture.shape), {
+          kind: "diverging",
+        }).el;
       } catch (err) {
         picture = h("p", { class: "gl-diag gl-diag-error" }, `cannot draw the diff: ${errorText(err)}`);
       }
     }
-    return h("div", { class: "gl-diff", "data-changed": String(d.changed) }, h("h4", {}, "Diff"), h("div", {}, head), h("div", { class: "gl-hint" }, detail), picture);
+    return h(
+      "div",
+      { class: "gl-diff", "data-changed": String(d.changed) },
+      h("h4", {}, "Diff"),
+      h("div", {}, head),
+      h("div", { class: "gl-hint" }, detail),
+      picture,
+    );
   }
 
   private values(state: ViewState, view: InspectView): HTMLElement | null {
@@ -142,7 +196,14 @@ export class InspectSection implements Section {
     const prev = this.listeners.button("\u2039", "Previous page", () => go(page.page - 1), page.page <= 0);
     const next = this.listeners.button("\u203a", "Next page", () => go(page.page + 1), page.page >= page.pages - 1);
     const first = view.stats?.first_nonfinite;
-    const jump = first ? this.listeners.button("first NaN/Inf", `Go to ${indexText(first)}`, () => go(pageOf(ravel(first, shape), page.size)), false) : null;
+    const jump = first
+      ? this.listeners.button(
+          "first NaN/Inf",
+          `Go to ${indexText(first)}`,
+          () => go(pageOf(ravel(first, shape), page.size)),
+          false,
+        )
+      : null;
     const rows: HTMLElement[] = [];
     for (let r = 0; r < page.count; r++) {
       const index = unravel(page.offset + r, shape);
@@ -160,12 +221,20 @@ export class InspectSection implements Section {
       h(
         "table",
         { class: "gl-table gl-value-table" },
-        h("thead", {}, h("tr", {}, h("th", {}, "index"), page.columns.map((c) => h("th", {}, c)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", {}, "index"),
+            page.columns.map((c) => h("th", {}, c)),
+          ),
+        ),
         h("tbody", {}, rows),
       ),
     );
   }
-
 
   dispose(): void {
     this.listeners.dispose();

@@ -78,7 +78,10 @@ export class Palette {
       replaceChildren(this.list, h("li", { class: "gl-hint" }, "No kernel matches."));
       return;
     }
-    replaceChildren(this.list, kernels.map((k) => this.item(k)));
+    replaceChildren(
+      this.list,
+      kernels.map((k) => this.item(k)),
+    );
   }
 
   private item(kernel: KernelView): HTMLLIElement {

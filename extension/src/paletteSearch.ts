@@ -6,7 +6,10 @@
 import type { KernelView } from "./protocol";
 
 export function searchKernels(kernels: readonly KernelView[], query: string): KernelView[] {
-  const words = query.toLowerCase().split(/\s+/).filter((w) => w !== "");
+  const words = query
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w !== "");
   if (words.length === 0) return [...kernels];
   const scored: { kernel: KernelView; score: number; order: number }[] = [];
   kernels.forEach((kernel, order) => {

@@ -5,7 +5,17 @@
  */
 
 import { pictureCell } from "./arrays";
-import { type ColorScale, type ScaleKind, NAN_RGB, NEG_INF_RGB, POS_INF_RGB, colorAt, formatG, scaleFor, ticks } from "./colorScale";
+import {
+  type ColorScale,
+  type ScaleKind,
+  NAN_RGB,
+  NEG_INF_RGB,
+  POS_INF_RGB,
+  colorAt,
+  formatG,
+  scaleFor,
+  ticks,
+} from "./colorScale";
 import { h } from "./dom";
 import type { PictureView } from "./protocol";
 import { countNonfinite, heatmapPixels, lineBars, scatterPoints } from "./raster";
@@ -29,9 +39,22 @@ export function drawPicture(
   values: Float32Array | Float64Array,
   options: { kind?: ScaleKind; mark?: readonly number[] | null; name?: string } = {},
 ): Drawn {
-  const canvas = h("canvas", { class: "gl-plot", "data-kind": view.kind, role: "img", "aria-label": `${view.kind} of ${view.label}` });
-  const axes = view.kind === "heatmap" ? ` \u00b7 rows: axis ${view.origin.length}, columns: axis ${view.origin.length + 1}` : "";
-  const caption = h("figcaption", { class: "gl-hint" }, view.label, axes, view.note ? ` \u00b7 ${view.note}` : "", samplingText(view));
+  const canvas = h("canvas", {
+    class: "gl-plot",
+    "data-kind": view.kind,
+    role: "img",
+    "aria-label": `${view.kind} of ${view.label}`,
+  });
+  const axes =
+    view.kind === "heatmap" ? ` \u00b7 rows: axis ${view.origin.length}, columns: axis ${view.origin.length + 1}` : "";
+  const caption = h(
+    "figcaption",
+    { class: "gl-hint" },
+    view.label,
+    axes,
+    view.note ? ` \u00b7 ${view.note}` : "",
+    samplingText(view),
+  );
   let legend: HTMLElement | null = null;
   let scale: ColorScale | null = null;
   const ctx = canvas.getContext("2d");
@@ -94,7 +117,14 @@ export function drawPicture(
       "div",
       { class: "gl-legend" },
       h("span", {}, `y ${formatG(lo)} \u2026 ${formatG(hi)}`),
-      bad ? h("span", { class: "gl-chip" }, h("i", { style: `background:${rgb(NAN_RGB)}` }), `${bad} bucket(s) with NaN/Inf`) : null,
+      bad
+        ? h(
+            "span",
+            { class: "gl-chip" },
+            h("i", { style: `background:${rgb(NAN_RGB)}` }),
+            `${bad} bucket(s) with NaN/Inf`,
+          )
+        : null,
     );
   } else if (view.kind === "scatter" && view.shape.length === 2) {
     const n = view.shape[0]!;
@@ -112,7 +142,14 @@ export function drawPicture(
       "div",
       { class: "gl-legend" },
       h("span", {}, `x ${formatG(x0)} \u2026 ${formatG(x1)}, y ${formatG(y0)} \u2026 ${formatG(y1)}`),
-      pts.skipped ? h("span", { class: "gl-chip" }, h("i", { style: `background:${rgb(NAN_RGB)}` }), `${pts.skipped} point(s) with NaN/Inf not drawn`) : null,
+      pts.skipped
+        ? h(
+            "span",
+            { class: "gl-chip" },
+            h("i", { style: `background:${rgb(NAN_RGB)}` }),
+            `${pts.skipped} point(s) with NaN/Inf not drawn`,
+          )
+        : null,
     );
   } else {
     return { el: h("p", { class: "gl-hint" }, "No picture for this layout; see the values below."), scale: null };

@@ -6,7 +6,12 @@
 import { type ColorScale, colorOf, finiteRange } from "./colorScale";
 
 /** RGBA pixels of a heat map of `h` x `w` values (row 0 at the top). */
-export function heatmapPixels(values: ArrayLike<number>, h: number, w: number, scale: ColorScale): Uint8ClampedArray<ArrayBuffer> {
+export function heatmapPixels(
+  values: ArrayLike<number>,
+  h: number,
+  w: number,
+  scale: ColorScale,
+): Uint8ClampedArray<ArrayBuffer> {
   const out = new Uint8ClampedArray(new ArrayBuffer(h * w * 4));
   for (let i = 0; i < h * w; i++) {
     const [r, g, b] = colorOf(scale, values[i]!);
@@ -51,7 +56,11 @@ export interface LineBar {
  * Bars of a line plot of `(min, max)` buckets (the `[n, 2]` picture), across the box; the y range
  * is the finite range of all buckets, widened when constant. Buckets holding NaN or Inf are `bad`.
  */
-export function lineBars(envelope: ArrayLike<number>, n: number, box: Box): { bars: LineBar[]; lo: number; hi: number } {
+export function lineBars(
+  envelope: ArrayLike<number>,
+  n: number,
+  box: Box,
+): { bars: LineBar[]; lo: number; hi: number } {
   const range = finiteRange(envelope) ?? { lo: 0, hi: 1 };
   let { lo, hi } = range;
   if (lo === hi) {
@@ -79,7 +88,13 @@ export function scatterPoints(
   points: ArrayLike<number>,
   n: number,
   box: Box,
-): { xs: Float32Array; ys: Float32Array; count: number; skipped: number; extent: { x0: number; x1: number; y0: number; y1: number } } {
+): {
+  xs: Float32Array;
+  ys: Float32Array;
+  count: number;
+  skipped: number;
+  extent: { x0: number; x1: number; y0: number; y1: number };
+} {
   let x0 = Infinity;
   let x1 = -Infinity;
   let y0 = Infinity;

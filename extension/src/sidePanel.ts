@@ -6,6 +6,7 @@
 
 import {
   type BindingOption,
+  type OpenField,
   bindingOptions,
   freeArgName,
   openFields,
@@ -74,7 +75,11 @@ export class SidePanel {
       this.listeners.on(button, "click", () => actions.showTab(tab));
       this.tabButtons.set(tab, button);
       bar.append(button);
-      const page = h("div", { class: "gl-tab-page", role: "tabpanel", "data-tab": tab }, byTab[tab].map((s) => s.el));
+      const page = h(
+        "div",
+        { class: "gl-tab-page", role: "tabpanel", "data-tab": tab },
+        byTab[tab].map((s) => s.el),
+      );
       this.pages.set(tab, page);
     }
     this.el = h("aside", { class: "gl-side", "aria-label": "Side panel" }, bar, [...this.pages.values()]);
@@ -178,7 +183,11 @@ class NodeSection implements Section {
       "div",
       {},
       h("h3", {}, `${state.range.length} nodes selected`),
-      h("ul", { class: "gl-range" }, state.range.map((id) => h("li", {}, h("code", {}, id)))),
+      h(
+        "ul",
+        { class: "gl-range" },
+        state.range.map((id) => h("li", {}, h("code", {}, id))),
+      ),
       h("div", { class: "gl-actions" }, group, clear),
     );
   }
@@ -226,7 +235,9 @@ class NodeSection implements Section {
     });
     this.listeners.on(repeat, "change", commit);
     const definition =
-      node.sequence !== node.name ? h("div", { class: "gl-hint" }, "uses sequence ", h("code", {}, node.sequence)) : null;
+      node.sequence !== node.name
+        ? h("div", { class: "gl-hint" }, "uses sequence ", h("code", {}, node.sequence))
+        : null;
     return h(
       "div",
       { "data-node": node.id },
@@ -244,7 +255,13 @@ class NodeSection implements Section {
     const what =
       node.kind === "loop"
         ? node.while !== null
-          ? ["repeats ", h("code", {}, node.sequence), " while ", h("code", {}, node.while), ` \u2260 0 (at most ${node.max_iter ?? "?"} times)`]
+          ? [
+              "repeats ",
+              h("code", {}, node.sequence),
+              " while ",
+              h("code", {}, node.while),
+              ` \u2260 0 (at most ${node.max_iter ?? "?"} times)`,
+            ]
           : ["repeats ", h("code", {}, node.sequence), " ", h("code", {}, node.count ?? "?"), " times"]
         : node.kind === "cond"
           ? ["runs its then branch when ", h("code", {}, node.flag), " \u2260 0, else its else branch"]
@@ -253,7 +270,12 @@ class NodeSection implements Section {
       "div",
       { "data-node": node.id },
       h("h3", {}, h("span", { class: "gl-kind" }, node.kind), " ", h("code", {}, node.id)),
-      h("p", { class: "gl-hint" }, what, `; the host decides between compiled segments. ${node.children.length} node(s) inside.`),
+      h(
+        "p",
+        { class: "gl-hint" },
+        what,
+        `; the host decides between compiled segments. ${node.children.length} node(s) inside.`,
+      ),
       node.kind === "branch" ? null : this.nodeActions(state, node),
     );
   }
@@ -282,7 +304,9 @@ class NodeSection implements Section {
 
   private nodeActions(state: ViewState, node: NodeView): HTMLElement {
     const siblings = state.index.siblings(node.id);
-    const up = this.listeners.button("\u2191 Move up", `Move up (${keysFor("moveUp")})`, () => this.actions.move(node.id, -1));
+    const up = this.listeners.button("\u2191 Move up", `Move up (${keysFor("moveUp")})`, () =>
+      this.actions.move(node.id, -1),
+    );
     const down = this.listeners.button("\u2193 Move down", `Move down (${keysFor("moveDown")})`, () =>
       this.actions.move(node.id, 1),
     );
@@ -305,10 +329,22 @@ class NodeSection implements Section {
     const fitting = options.filter((o) => o.fits);
     const other = options.filter((o) => !o.fits);
     if (fitting.length > 0) {
-      select.append(h("optgroup", { label: "fits" }, fitting.map((o) => optionFor(o, bound))));
+      select.append(
+        h(
+          "optgroup",
+          { label: "fits" },
+          fitting.map((o) => optionFor(o, bound)),
+        ),
+      );
     }
     if (other.length > 0) {
-      select.append(h("optgroup", { label: "does not fit" }, other.map((o) => optionFor(o, bound))));
+      select.append(
+        h(
+          "optgroup",
+          { label: "does not fit" },
+          other.map((o) => optionFor(o, bound)),
+        ),
+      );
     }
     select.append(h("option", { value: NEW_ARG }, "\uff0b new arg from annotation\u2026"));
     const problems = state.traits.diagnostics.filter((d) => d.node === node.id && d.arg === param.name);
@@ -316,10 +352,17 @@ class NodeSection implements Section {
     this.listeners.on(select, "change", () => {
       if (select.value === NEW_ARG) {
         formRow.hidden = false;
-        replaceChildren(formRow, h("td", { colspan: 2 }, this.newArgForm(state, node, param, () => {
-          formRow.hidden = true;
-          select.value = bound ?? UNBOUND;
-        })));
+        replaceChildren(
+          formRow,
+          h(
+            "td",
+            { colspan: 2 },
+            this.newArgForm(state, node, param, () => {
+              formRow.hidden = true;
+              select.value = bound ?? UNBOUND;
+            }),
+          ),
+        );
         formRow.querySelector("input")?.focus();
         return;
       }
@@ -350,7 +393,11 @@ class NodeSection implements Section {
       "aria-label": "new arg name",
     });
     const open = openFields(param);
-    const dtype = h("select", { class: "gl-select", "aria-label": "dtype" }, DTYPES.map((d) => h("option", { value: d }, d)));
+    const dtype = h(
+      "select",
+      { class: "gl-select", "aria-label": "dtype" },
+      DTYPES.map((d) => h("option", { value: d }, d)),
+    );
     const ndim = h("input", { type: "number", min: 0, max: 8, value: 1, class: "gl-input", "aria-label": "ndim" });
     const shape = h("input", {
       type: "text",
@@ -359,9 +406,13 @@ class NodeSection implements Section {
       "aria-label": "element shape",
     });
     const fmt = h("input", { type: "text", class: "gl-input", value: "r32f", "aria-label": "format" });
-    const role = h("select", { class: "gl-select", "aria-label": "role" }, ROLES.map((r) => h("option", { value: r }, r)));
+    const role = h(
+      "select",
+      { class: "gl-select", "aria-label": "role" },
+      ROLES.map((r) => h("option", { value: r }, r)),
+    );
     const message = h("div", { class: "gl-hint" }, `declares ${param.label}`);
-    const fieldFor: Record<string, HTMLElement> = { dtype, ndim, element_shape: shape, fmt };
+    const fieldFor: Record<OpenField, HTMLElement> = { dtype, ndim, element_shape: shape, fmt };
     const create = (): void => {
       const elementShape = open.includes("element_shape") ? parseElementShape(shape.value) : null;
       if (open.includes("element_shape") && elementShape === null) {
@@ -391,13 +442,12 @@ class NodeSection implements Section {
       "div",
       { class: "gl-new-arg" },
       h("label", { class: "gl-field" }, h("span", {}, "name"), name),
-      open.map((field) => h("label", { class: "gl-field" }, h("span", {}, field.replace("_", " ")), fieldFor[field]!)),
+      open.map((field) => h("label", { class: "gl-field" }, h("span", {}, field.replace("_", " ")), fieldFor[field])),
       h("label", { class: "gl-field" }, h("span", {}, "role"), role),
       message,
       h("div", { class: "gl-actions" }, ok, cancel),
     );
   }
-
 
   dispose(): void {
     this.listeners.dispose();
@@ -458,7 +508,12 @@ function optionFor(option: BindingOption, bound: string | null): HTMLOptionEleme
   const text = fits ? `${arg.name} \u2014 ${arg.label}` : `${arg.name} \u2014 ${reason}`;
   return h(
     "option",
-    { value: arg.name, disabled: !fits && arg.name !== bound, selected: arg.name === bound, title: reason ?? arg.label },
+    {
+      value: arg.name,
+      disabled: !fits && arg.name !== bound,
+      selected: arg.name === bound,
+      title: reason ?? arg.label,
+    },
     text,
   );
 }

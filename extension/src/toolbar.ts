@@ -84,7 +84,6 @@ export class Toolbar {
     this.summary.classList.toggle("gl-has-errors", counts.error > 0);
   }
 
-
   dispose(): void {
     this.listeners.dispose();
     this.el.remove();
@@ -103,7 +102,11 @@ export class Banner {
 
   constructor(onDismiss: () => void) {
     this.text = h("span", { class: "gl-banner-text" });
-    const close = h("button", { type: "button", class: "gl-btn gl-banner-close", title: "Dismiss", "aria-label": "Dismiss" }, "\u00d7");
+    const close = h(
+      "button",
+      { type: "button", class: "gl-btn gl-banner-close", title: "Dismiss", "aria-label": "Dismiss" },
+      "\u00d7",
+    );
     this.listeners.on(close, "click", onDismiss);
     this.el = h("div", { class: "gl-banner", role: "alert", hidden: true }, this.text, close);
   }

@@ -36,14 +36,23 @@ describe("debugMarks", () => {
   it("marks the current node, location breakpoints, faults and times", () => {
     const marks = debugMarks(
       session({
-        position: { index: 3, total: 9, step_id: "substep[1]/p2g", node_id: "substep/p2g", last_step_id: "substep[0]/g2p", total_known: true },
+        position: {
+          index: 3,
+          total: 9,
+          step_id: "substep[1]/p2g",
+          node_id: "substep/p2g",
+          last_step_id: "substep[0]/g2p",
+          total_known: true,
+        },
         breakpoints: [
           { id: 1, kind: "node", target: "substep/g2p", every: null, enabled: true, hits: 0 },
           { id: 2, kind: "step", target: "substep[2]/p2g", every: null, enabled: true, hits: 0 },
           { id: 3, kind: "condition", target: "x.max() > 1", every: "repetition", enabled: true, hits: 0 },
           { id: 4, kind: "node", target: "init", every: null, enabled: false, hits: 0 },
         ],
-        faults: [{ index: 5, step_id: "substep[2]/g2p", node_id: "substep/g2p", kernel: "g2p", error: "AssertionError: x" }],
+        faults: [
+          { index: 5, step_id: "substep[2]/g2p", node_id: "substep/g2p", kernel: "g2p", error: "AssertionError: x" },
+        ],
         timing: [{ node_id: "substep/p2g", kernel: "p2g", calls: 2, total_s: 0.004, mean_s: 0.002, share: 0.5 }],
       }),
       isDrawn,

@@ -13,7 +13,12 @@ describe("parseServerMessage", () => {
   });
 
   it("fills a missing request or error with null", () => {
-    expect(parseServerMessage({ kind: "reply", ok: true })).toEqual({ kind: "reply", request: null, ok: true, error: null });
+    expect(parseServerMessage({ kind: "reply", ok: true })).toEqual({
+      kind: "reply",
+      request: null,
+      ok: true,
+      error: null,
+    });
   });
 
   it("ignores anything else", () => {

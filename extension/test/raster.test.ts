@@ -47,6 +47,11 @@ describe("scatterPoints", () => {
   });
 
   it("gives a unit extent when no point is finite", () => {
-    expect(scatterPoints([NaN, NaN], 1, { width: 10, height: 10, pad: 1 }).extent).toEqual({ x0: 0, x1: 1, y0: 0, y1: 1 });
+    expect(scatterPoints([NaN, NaN], 1, { width: 10, height: 10, pad: 1 }).extent).toEqual({
+      x0: 0,
+      x1: 1,
+      y0: 0,
+      y1: 1,
+    });
   });
 });

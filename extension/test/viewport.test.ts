@@ -13,7 +13,10 @@ import {
   zoomAt,
 } from "../src/viewport";
 
-const at = (v: { scale: number; x: number; y: number }, cx: number, cy: number) => [cx * v.scale + v.x, cy * v.scale + v.y];
+const at = (v: { scale: number; x: number; y: number }, cx: number, cy: number) => [
+  cx * v.scale + v.x,
+  cy * v.scale + v.y,
+];
 
 describe("viewport", () => {
   it("zooms about the pointer, keeping the point under it in place", () => {

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from graphlab.debug.expr import Expr, compile_expr
-from graphlab.debug.flow import parse_id
 from graphlab.debug.report import Halt, NonfiniteHit
 from graphlab.debug.segments import StepTable, step_kind, unknown_id
 from graphlab.debug.stats import buffer_stats, first_nonfinite
 from graphlab.errors import GraphError
+from graphlab.ids import parse_id
 from graphlab.nodes import Dispatch
 
 if TYPE_CHECKING:

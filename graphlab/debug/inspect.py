@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import taichi as ti
 
-from graphlab import taichi_bridge as bridge
+from graphlab.bridge import runtime as bridge
 from graphlab.debug.pictures import heatmap_png, lineplot_svg, scatter_svg
 from graphlab.debug.report import Position, StaleViewError, StepRef, diff_text, fmt_value, html_table
 from graphlab.debug.stats import BufferStats, DiffStats, buffer_stats, diff_map, diff_stats
 
-__all__ = ["BufferView", "DiffView", "StaleViewError", "device_slice"]
+__all__ = ["BufferView", "DiffView", "StaleViewError", "Where", "device_slice"]
 
 Picture = tuple[str, Any, str]  # (mime type, PNG bytes or SVG text, caption)
 PICTURE_LIMIT = 1 << 22  # field elements copied to the host for a picture; larger buffers are sampled
@@ -137,7 +137,9 @@ def _picture_html(pics: list[Picture]) -> str:
 
 
 @dataclass(frozen=True)
-class _Where:
+class Where:
+    """Where a view looks: the debugger position, and the step that last wrote the buffer (None: none did)."""
+
     position: Position
     last_writer: StepRef | None
 
@@ -153,7 +155,7 @@ class BufferView:
         self,
         name: str,
         array: Any,
-        where: _Where,
+        where: Where,
         *,
         fresh: Callable[[], bool] | None = None,
     ) -> None:

@@ -7,7 +7,7 @@ by their shape, not by where they start: ``k`` whole repetitions of a sequence a
 appended ``k`` times, with ``k`` a power of two, so a 500-repetition continue compiles at most nine
 graphs and a later one reuses them. A span from the first to the last dispatch is the compiled
 graph itself. In a graph with conditionals or loops, a whole run of one of the segments its
-Program is made of (:mod:`graphlab.controlflow`: a loop body, a branch) is that segment itself.
+plan is made of (:mod:`graphlab.plan`: a loop body, a branch) is that segment itself.
 
 :class:`StepTable` answers the questions the debugger asks about the unrolled steps: where a node
 runs, where a repetition (or loop iteration, or taken branch) starts and ends, which buffers a span
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from graphlab import taichi_bridge as bridge
-from graphlab.compiled import _build
+from graphlab.bridge import runtime as bridge
+from graphlab.compiled import build_ti_graph
 from graphlab.debug.report import StepRef
 from graphlab.debug.snapshots import SnapshotError, SnapshotMissingError, SnapshotStore, default_budget, nbytes
 from graphlab.errors import GraphError
@@ -33,7 +33,6 @@ from graphlab.nodes import Dispatch, Node, SequenceUse
 
 if TYPE_CHECKING:
     from graphlab.compiled import CompiledGraph
-    from graphlab.controlflow import Program
     from graphlab.graph import Graph, Step
 
 Granularity = Literal["span", "repetition", "dispatch"]
@@ -60,7 +59,7 @@ class Block:
 
 @dataclass(frozen=True)
 class Chunk:
-    """Steps ``[start, stop)`` that one compiled segment of a control-flow graph's Program runs whole.
+    """Steps ``[start, stop)`` that one compiled segment of a control-flow graph's plan runs whole.
 
     ``simple``: the segment holds only dispatches, so a checked run may run it as one piece (a loop
     iteration, say) and step it again only when the check fires.
@@ -75,7 +74,7 @@ class Chunk:
 @dataclass(frozen=True)
 class Piece:
     """A span ``[start, stop)`` run in one go: one dispatch, a compiled segment, the whole graph, or
-    one segment of a control-flow graph's Program (``"program"``)."""
+    one segment of a control-flow graph's plan (``"program"``)."""
 
     start: int
     stop: int
@@ -190,7 +189,7 @@ class StepTable:
         return self.blocks[bisect.bisect_right(self._block_starts, index) - 1]
 
     def chunk_of(self, index: int) -> Chunk | None:
-        """The run of a Program segment holding step ``index`` (None in a plain graph)."""
+        """The visit of a plan segment holding step ``index`` (None in a plain graph)."""
         if not self.chunks:
             return None
         return self.chunks[bisect.bisect_right(self._chunk_starts, index) - 1]
@@ -341,8 +340,8 @@ class SegmentRunner:
         self._cache_size = cache_size
         self.builds = 0
         self._launchers: dict[str, Callable[[Mapping[str, Any]], None]] = {}
-        # a control-flow graph compiles to a Program of segments (graphlab.controlflow); whole runs of them are reused
-        self._program: Program | None = compiled._ti_graph if compiled.graph.has_control_flow else None
+        # a control-flow graph's plan segments (graphlab.plan) are compiled already; whole visits of them are reused
+        self._control = compiled.graph.has_control_flow
 
     @property
     def cached(self) -> list[tuple[Any, ...]]:
@@ -357,13 +356,13 @@ class SegmentRunner:
         ``"span"``: as few pieces as the segment shapes allow; ``"repetition"``: one piece per
         repetition of a top-level sequence (and per top-level dispatch), so a condition can be
         checked between them; ``"dispatch"``: one piece per dispatch. In a control-flow graph, a
-        whole run of one of its Program's segments is one piece (in ``"repetition"`` too when the
+        whole visit of one of its plan's segments is one piece (in ``"repetition"`` too when the
         segment holds only dispatches, a loop iteration say); a partial run is planned as above.
         """
         if granularity == "dispatch":
             return [Piece(k, k + 1, "dispatch") for k in range(start, stop)]
         table = self.table
-        if granularity == "span" and self._program is None and start == 0 and stop == table.count and stop > 1:
+        if granularity == "span" and not self._control and start == 0 and stop == table.count and stop > 1:
             return [Piece(0, stop, "graph", ("graph",))]
         pieces: list[Piece] = []
         i = start
@@ -422,16 +421,14 @@ class SegmentRunner:
             self.launch(piece.start, values)
         elif piece.kind == "graph":  # the whole graph: the compiled graph itself, values checked as by run()
             self._compiled.run({k: v for k, v in values.items() if k in self._compiled.args})
-        elif piece.kind == "program":  # one segment of the control-flow graph's Program, as Program.run runs it
-            assert self._program is not None
-            self._program.segments[piece.key[1]].ti_graph.run(values)
+        elif piece.kind == "program":  # one plan segment of the control-flow graph, as compiled.run runs it
+            self._compiled.run_segment(piece.key[1], values)
         else:
             self.segment(piece.key).run(dict(values))
 
     def run_chunk(self, chunk: Chunk, values: Mapping[str, Any]) -> None:
-        """Launch a whole run of a Program segment (what ``plan`` makes one ``"program"`` piece)."""
-        assert self._program is not None
-        self._program.segments[chunk.segment].ti_graph.run(values)
+        """Launch a whole visit of a plan segment (what ``plan`` makes one ``"program"`` piece)."""
+        self._compiled.run_segment(chunk.segment, values)
 
     def launch(self, index: int, values: Mapping[str, Any]) -> None:
         """Call step ``index``'s kernel directly with the values in parameter order."""
@@ -471,7 +468,7 @@ class SegmentRunner:
         else:
             nodes = [(node_id, self.graph.node(node_id)) for node_id in key[1:]]
         name = f"{self.graph.name}_debug_segment{self.builds}"
-        compiled = _build(self.graph, nodes, self._symbols, name)
+        compiled = build_ti_graph(self.graph, nodes, self._symbols, name)
         self.builds += 1
         return compiled
 

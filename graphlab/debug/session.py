@@ -19,10 +19,10 @@ thread (``ti.init(arch=ti.cpu, cpu_max_num_threads=1)``) for bit-identical repla
 
 A graph with conditionals or loops has no fixed list of dispatches: the session records its timeline
 as it runs (:mod:`graphlab.debug.flow`). When the position reaches a control point, the flag is
-read on the host, as the compiled graph's Program reads it, and the steps of the path taken are
+read on the host, as the compiled graph's plan cursor reads it, and the steps of the path taken are
 appended: ``solve/iter[7]/jacobi``, ``branch/then/halve``. Going back and forth within the recorded
 timeline follows it; going forward past its end decides anew; ``restart()`` forgets it. A
-continue with nothing to stop at runs the Program's own compiled segments, reading each flag once,
+continue with nothing to stop at runs the plan's own compiled segments, reading each flag once,
 as ``run()`` does. Positions past the recorded end are unknown until reached, so ``step_count``
 and ``Position.total`` count the steps recorded so far until the run has ended once
 (``Position.total_known``).
@@ -51,9 +51,8 @@ from functools import partial
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
-from graphlab import taichi_bridge as bridge
-from graphlab.compiled import CompiledGraph
-from graphlab.controlflow import ControlEvent
+from graphlab.bridge import runtime as bridge
+from graphlab.compiled import CompiledGraph, compile_graph
 from graphlab.dataflow import WRITE, dataflow_facts
 from graphlab.debug.breakpoints import (
     Breakpoint,
@@ -66,8 +65,8 @@ from graphlab.debug.breakpoints import (
     compile_watch,
     evaluate_watches,
 )
-from graphlab.debug.flow import Recorder, build_items, parse_id, runs_once
-from graphlab.debug.inspect import BufferView, DiffView, _Where
+from graphlab.debug.flow import Recorder
+from graphlab.debug.inspect import BufferView, DiffView, Where
 from graphlab.debug.report import (
     Decision,
     Fault,
@@ -88,7 +87,9 @@ from graphlab.debug.segments import Granularity, SegmentRunner, StepTable, Timel
 from graphlab.debug.stats import BufferStats, buffer_stats, diff_stats, first_nonfinite
 from graphlab.debug.timing import TimingRecorder, TimingReport, timed
 from graphlab.errors import GraphlabError, StaleGraphError
+from graphlab.ids import parse_id, runs_once
 from graphlab.nodes import Loop
+from graphlab.plan import ControlEvent
 
 if TYPE_CHECKING:
     from graphlab.debug.segments import Piece
@@ -163,7 +164,7 @@ class DebugSession:
                 f"DebugSession(graph, ...): expected a graphlab Graph or CompiledGraph, got {type(graph).__name__}"
             )
         self.options = _checked(options)
-        compiled = graph if isinstance(graph, CompiledGraph) else graph.compile()
+        compiled = graph if isinstance(graph, CompiledGraph) else compile_graph(graph)
         self.graph: Graph = compiled.graph
         self.arch = compiled.arch
         self._compiled = compiled
@@ -179,7 +180,7 @@ class DebugSession:
         self._node_writes = self._writes()
         self._recorder: Recorder | None = None
         if self.graph.has_control_flow:  # the timeline is recorded as the session runs (graphlab.debug.flow)
-            self._recorder = Recorder(self.graph, build_items(self.graph, compiled._ti_graph))
+            self._recorder = Recorder(compiled.plan, self.graph.sequences)
             table = StepTable(written=frozenset().union(*self._node_writes.values()), complete=False)
         else:
             steps = self.graph.steps()
@@ -278,7 +279,7 @@ class DebugSession:
         return k < self._table.count
 
     def _extend(self) -> None:
-        """Record the next run of a Program segment; mark the table complete at the graph's end."""
+        """Record the next visit of a plan segment; mark the table complete at the graph's end."""
         assert self._recorder is not None and self._pos == self._table.count
         recorded = self._recorder.extend(self._values, self._table.count)
         if recorded is None:
@@ -290,7 +291,29 @@ class DebugSession:
     # --- controls -----------------------------------------------------------------------------
 
     def step(self) -> Stop:
-        """Run one dispatch from Python (timed, with its written buffers saved for ``back()``)."""
+        """Run one dispatch from Python (timed, with its written buffers saved for ``back()``).
+
+        Returns
+        -------
+        Stop
+            ``reason`` ``"step"`` (``"end"`` at the end, ``"fault"`` if Taichi raised: then the
+            dispatch's buffers are back as before it), and the new position.
+
+        Raises
+        ------
+        StaleGraphError
+            ``ti.init()``/``ti.reset()`` replaced the runtime the session was made for.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> stop = dbg.step()
+        >>> stop.reason, stop.last_step_id, stop.step_id
+        ('step', 'steps[0]/saxpy', 'steps[0]/again')
+        >>> dbg.inspect("y").numpy()
+        array([1., 1., 1., 1.], dtype=float32)
+        """
         self._alive()
         t0, start = time.perf_counter(), self._pos
         if not self._known(self._pos):
@@ -302,7 +325,22 @@ class DebugSession:
 
     def step_over(self) -> Stop:
         """Run the rest of the current (innermost) sequence repetition, loop iteration or branch;
-        breakpoints still stop it."""
+        breakpoints still stop it.
+
+        Returns
+        -------
+        Stop
+            ``reason`` ``"step"``, or ``"breakpoint"``, ``"fault"``, ``"end"`` when one came first.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> dbg.step().step_id  # inside repetition steps[0]
+        'steps[0]/again'
+        >>> dbg.step_over().step_id  # the rest of steps[0]
+        'steps[1]/saxpy'
+        """
         self._alive()
         if not self._known(self._pos):
             return self._stop("end", self._pos, time.perf_counter())
@@ -315,13 +353,64 @@ class DebugSession:
         return self._advance(_Goal(find, "the end of this repetition"), "step")
 
     def continue_(self) -> Stop:
-        """Run to the next breakpoint, a condition turning true, a fault, or the end."""
+        """Run to the next breakpoint, a condition turning true, a fault, or the end.
+
+        Spans with nothing to stop at run as compiled ``ti.graph`` segments, at compiled speed.
+        At the end, numpy arrays given as run values receive the results.
+
+        Returns
+        -------
+        Stop
+            ``reason`` ``"breakpoint"`` (``stop.breakpoint`` says which), ``"condition"``,
+            ``"fault"`` or ``"end"``.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> bp = dbg.break_at("steps[2]")
+        >>> stop = dbg.continue_()
+        >>> stop.reason, stop.index, stop.step_id
+        ('breakpoint', 4, 'steps[2]/saxpy')
+        >>> dbg.continue_().reason
+        'end'
+        """
         return self._advance(_END, "end")
 
     def run_to(self, target: str | int) -> Stop:
         """Run forward to a step index, a step id, or the next dispatch of a node id.
 
         Breakpoints on the way stop the run first.
+
+        Parameters
+        ----------
+        target
+            A step index (``3``: after 3 dispatches), a step id (``"steps[1]/again"``), a repetition
+            (``"steps[2]"``: its start) or a node id (``"steps/again"``: its next dispatch).
+
+        Returns
+        -------
+        Stop
+            The position before ``target``, or a breakpoint, fault or the end reached first.
+
+        Raises
+        ------
+        DebugError
+            ``target`` lies behind the current position (use :meth:`goto` or :meth:`back`), or no
+            dispatch of that node runs after it.
+        GraphError
+            No such step or node; the message lists the ids nearby.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> dbg.run_to("steps[1]/again").index
+        3
+        >>> dbg.run_to("steps/saxpy").step_id  # the next dispatch of node steps/saxpy
+        'steps[2]/saxpy'
+        >>> dbg.inspect("y").numpy()
+        array([4., 4., 4., 4.], dtype=float32)
         """
         self._alive()
         if isinstance(target, str) and self._id_kind(target) == "node":
@@ -342,7 +431,37 @@ class DebugSession:
         return self._advance(self._goal(target, q), "step")
 
     def back(self, steps: int = 1) -> Stop:
-        """Go back ``steps`` dispatches (exactly: see the module docs)."""
+        """Go back ``steps`` dispatches (exactly: see the module docs).
+
+        The buffers the skipped dispatches wrote are restored from device copies (or rebuilt by
+        replaying from an earlier state when the copies were evicted).
+
+        Parameters
+        ----------
+        steps
+            How many dispatches to undo; going back past the start stops at the start.
+
+        Returns
+        -------
+        Stop
+            The new position (``reason`` ``"start"`` at position 0, else ``"step"``).
+
+        Raises
+        ------
+        DebugError
+            ``steps`` is not an int >= 0.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> dbg.continue_().index
+        6
+        >>> dbg.back(2).step_id
+        'steps[2]/saxpy'
+        >>> dbg.inspect("y").numpy()
+        array([4., 4., 4., 4.], dtype=float32)
+        """
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise DebugError(f"back({steps!r}): give a number of dispatches >= 0")
         return self.goto(max(0, self._pos - steps))
@@ -352,6 +471,34 @@ class DebugSession:
 
         Going forward runs without stopping at breakpoints; with control flow, past the recorded
         timeline it decides as it goes, and stops at the end if the run ends first.
+
+        Parameters
+        ----------
+        target
+            A step index (``0``: the start, ``step_count``: the end), a step id (``"steps[1]/again"``:
+            just before it runs) or a repetition id (``"steps[2]"``: its start).
+
+        Returns
+        -------
+        Stop
+            The new position (``reason`` ``"start"`` at position 0, else ``"step"``).
+
+        Raises
+        ------
+        DebugError
+            An index out of range, or a node id (it names many steps: name one).
+        GraphError
+            No such step; the message lists the ids nearby.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> dbg.goto("steps[2]").index
+        4
+        >>> stop = dbg.goto(1)
+        >>> stop.reason, stop.moved, stop.step_id
+        ('step', -3, 'steps[0]/again')
         """
         self._alive()
         q = self._lookup(target, "goto")
@@ -405,7 +552,32 @@ class DebugSession:
 
     def break_at(self, target: str | int) -> Breakpoint:
         """Stop before a node's every dispatch (``substep/p2g``), one step (``substep[37]/p2g``), a
-        repetition (``substep[37]``), every repetition of a sequence (``substep``) or a step index."""
+        repetition (``substep[37]``), every repetition of a sequence (``substep``) or a step index.
+
+        Parameters
+        ----------
+        target
+            A node id, step id, repetition id, sequence use id or step index, as above.
+
+        Returns
+        -------
+        Breakpoint
+            The record (``id``, ``kind``, ``hits``); :meth:`remove_breakpoint` takes it or its id.
+
+        Raises
+        ------
+        GraphError
+            No such node, step or repetition; the message lists the ids nearby.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> dbg.break_at("steps/again")
+        Breakpoint(id=1, kind='node', target='steps/again', every=None, enabled=True, hits=0)
+        >>> dbg.continue_().step_id, dbg.continue_().step_id
+        ('steps[0]/again', 'steps[1]/again')
+        """
         return self._breaks.add_location(target)
 
     def break_when(self, condition: str, *, every: Every = "repetition") -> Breakpoint:
@@ -415,7 +587,18 @@ class DebugSession:
 
     @property
     def breakpoints(self) -> list[Breakpoint]:
-        """The breakpoints, in the order they were set."""
+        """The breakpoints, in the order they were set.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> bp = dbg.break_at("steps/again")
+        >>> bp = dbg.break_at("steps[2]")
+        >>> stop = dbg.continue_()
+        >>> [str(bp) for bp in dbg.breakpoints]
+        ['#1 at node steps/again, 1 hits', '#2 at repetition steps[2], 0 hits']
+        """
         return list(self._breaks)
 
     def remove_breakpoint(self, which: Breakpoint | int | str) -> None:
@@ -427,7 +610,36 @@ class DebugSession:
         self._breaks.clear()
 
     def watch(self, expression: str) -> Watch:
-        """Add an expression evaluated (on the device) at every stop: ``stop.watches[text]``."""
+        """Add an expression evaluated (on the device) at every stop: ``stop.watches[text]``.
+
+        Parameters
+        ----------
+        expression
+            Reductions of buffers and arithmetic on them, e.g. ``"y.max()"``,
+            ``"isnan(x).any() or x.mean() > 1"`` (the grammar: :mod:`graphlab.debug.expr`). Nothing
+            typed is executed as Python.
+
+        Returns
+        -------
+        Watch
+            The watch (the same one when that expression is watched already).
+
+        Raises
+        ------
+        ExprError
+            The expression does not parse, or names no buffer of the graph.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> dbg.watch("y.max() - y.min()")
+        Watch(text='y.max() - y.min()')
+        >>> dbg.watch("y.sum()")
+        Watch(text='y.sum()')
+        >>> dbg.run_to(3).watches
+        {'y.max() - y.min()': 0.0, 'y.sum()': 12.0}
+        """
         watch = compile_watch(expression, self.graph.args)
         for existing in self._watches:
             if existing.text == watch.text:
@@ -455,7 +667,38 @@ class DebugSession:
 
     def inspect(self, name: str, *, at: str | int | None = None) -> BufferView:
         """A view of buffer ``name`` now (or at a past or future position ``at``, rebuilt on copies;
-        with control flow, a position of the recorded timeline)."""
+        with control flow, a position of the recorded timeline).
+
+        Parameters
+        ----------
+        name
+            An ndarray arg of the graph.
+        at
+            A step index, step id or repetition id; ``None`` for the current position. The session
+            does not move.
+
+        Returns
+        -------
+        BufferView
+            Shape, dtype, device statistics, ``numpy()`` values and pictures (in a notebook: a heat
+            map) of the buffer at that position.
+
+        Raises
+        ------
+        DebugError
+            ``name`` is no ndarray arg, or ``at`` is out of range.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> stop = dbg.run_to(3)
+        >>> print(dbg.inspect("y"))
+        y: f32[4] before steps[1]/again (step 3; 3 of 6 dispatches done); last written by steps[1]/saxpy (saxpy, step 2)
+          f32[4]: min 3.0 max 3.0 mean 3 std 0, 0 NaN, 0 Inf, 0 zeros
+        >>> dbg.inspect("y", at="steps[2]").numpy()  # ahead, on copies
+        array([4., 4., 4., 4.], dtype=float32)
+        """
         self._alive()
         canon = self._buffer(name)
         q = self._pos if at is None else self._index(at, "inspect")
@@ -484,9 +727,9 @@ class DebugSession:
         k = self._table.last_write_before(canon, q)
         return None if k is None else self._table.ref(k)
 
-    def _where(self, canon: str, q: int) -> _Where:
+    def _where(self, canon: str, q: int) -> Where:
         k = self._table.last_write_before(canon, q)
-        return _Where(self._position_at(q), None if k is None else self._table.ref(k))
+        return Where(self._position_at(q), None if k is None else self._table.ref(k))
 
     def _buffer(self, name: str) -> str:
         if name not in self._canon:
@@ -498,7 +741,28 @@ class DebugSession:
 
     def timing(self) -> TimingReport:
         """Device time of the dispatches stepped so far, per step and summed per node; with loops,
-        each loop's iterations in the recorded timeline."""
+        each loop's iterations in the recorded timeline.
+
+        Each stepped dispatch runs alone between two ``ti.sync()``; spans run as compiled segments
+        are timed as a whole (``report.segments``).
+
+        Returns
+        -------
+        TimingReport
+            Rows per step (``steps``) and per node (``nodes``), segments and loops; printed, a table.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> for _ in range(3):
+        ...     stop = dbg.step()
+        >>> report = dbg.timing()
+        >>> [(row.node_id, row.calls) for row in report.nodes]
+        [('steps/saxpy', 2), ('steps/again', 1)]
+        >>> report.total_s > 0
+        True
+        """
         return self._timing.report(self._loop_rows())
 
     def _loop_rows(self) -> list[tuple[str, int, int, int]]:
@@ -669,8 +933,8 @@ class DebugSession:
 
     def _fly(self, start: int, goal: _Goal, locations: bool) -> tuple[Halt | None, list[Breakpoint], bool]:
         """Run a control-flow graph at compiled speed to the goal, a breakpoint or the end: its
-        Program's segments back to back, each flag read on the host between them as
-        ``Program.run`` reads it (the only waits), the timeline recorded on the way. One mark of
+        plan's segments back to back, each flag read on the host between them as
+        ``compiled.run`` reads it (the only waits), the timeline recorded on the way. One mark of
         every buffer the graph may write at the start; one wait at the end.
 
         If Taichi raises, the buffers go back to ``start`` and the steps are run again piece by
@@ -1068,9 +1332,6 @@ def _stats_access(session: DebugSession) -> tuple[Callable[[str], BufferStats], 
 
 def _cpu_threads() -> int | None:
     """Threads of a CPU arch (``cpu_max_num_threads``), None on other archs."""
-    from taichi.lang import impl
-
-    cfg = impl.current_cfg()
-    if cfg.arch.name not in ("x64", "arm64"):
+    if bridge.current_arch() not in ("x64", "arm64"):
         return None
-    return int(cfg.cpu_max_num_threads)
+    return bridge.cpu_max_threads()

@@ -32,15 +32,13 @@ import ctypes
 import ctypes.util
 import math
 import os
-import weakref
 from collections import OrderedDict
 from typing import Any
 
-import numpy as np
 import taichi as ti
-from taichi.lang import impl
-from taichi.lang.util import to_numpy_type
 
+from graphlab.bridge.runtime import RuntimeToken, current_arch
+from graphlab.bridge.types import to_numpy_dtype
 from graphlab.errors import GraphlabError
 
 __all__ = ["SnapshotError", "SnapshotMissingError", "SnapshotStore", "default_budget", "nbytes"]
@@ -58,7 +56,7 @@ class SnapshotMissingError(SnapshotError, LookupError):
 
 def nbytes(arr: Any) -> int:
     """Bytes an ndarray holds on its device."""
-    itemsize = np.dtype(to_numpy_type(arr.dtype)).itemsize
+    itemsize = to_numpy_dtype(arr.dtype).itemsize
     return math.prod(arr.shape) * math.prod(arr.element_shape) * itemsize
 
 
@@ -80,7 +78,7 @@ def _cuda_free_bytes() -> int | None:
 
 def default_budget() -> int:
     """A quarter of the free memory of the current Taichi device, else 1 GiB (see module docs)."""
-    arch = impl.current_cfg().arch.name
+    arch = current_arch()
     free: int | None = None
     if arch in ("x64", "arm64"):
         try:
@@ -143,13 +141,12 @@ class SnapshotStore:
         self.budget_bytes = default_budget() if budget_bytes is None else budget_bytes
         self._steps: OrderedDict[int, dict[str, Any]] = OrderedDict()  # first-saved step first
         self._bytes = 0
-        self._runtime: Any = None
+        self._runtime: RuntimeToken | None = None
         self.stale_note = ""
 
     # -- runtime guard: a ti.init / ti.reset frees every ndarray of the old runtime
     def _check_runtime(self) -> None:
-        rt = impl.get_runtime()
-        if self._runtime is None or self._runtime() is not rt:
+        if self._runtime is None or not self._runtime.is_current():
             if self._steps:
                 self.stale_note = (
                     f"{len(self)} snapshots were dropped: the Taichi runtime was reset "
@@ -157,7 +154,7 @@ class SnapshotStore:
                 )
                 self._steps.clear()
                 self._bytes = 0
-            self._runtime = weakref.ref(rt)
+            self._runtime = RuntimeToken()
 
     @property
     def bytes_held(self) -> int:

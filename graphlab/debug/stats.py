@@ -25,16 +25,15 @@ Examples
 """
 
 import math
-import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 import taichi as ti
-from taichi.lang import impl
-from taichi.lang.util import to_numpy_type
 
+from graphlab.bridge.runtime import RuntimeToken, current_arch
+from graphlab.bridge.types import to_numpy_dtype
 from graphlab.errors import GraphlabError
 
 __all__ = [
@@ -155,7 +154,7 @@ _FLOAT_BITS = {"f16": (10, 0x1F, "u16"), "f32": (23, 0xFF, "u32"), "f64": (52, 0
 
 
 def _arch_name() -> str:
-    return impl.current_cfg().arch.name
+    return current_arch()
 
 
 def _f64_works() -> bool:
@@ -168,7 +167,7 @@ def _f64_works() -> bool:
         return False
 
 
-_F64_PROBE: list[Any] = [None, False]  # (weak reference to the runtime probed, result)
+_F64_PROBE: list[Any] = [None, False]  # (token of the runtime probed, result)
 
 
 def accumulator_dtype() -> Any:
@@ -178,9 +177,8 @@ def accumulator_dtype() -> Any:
     """
     if _arch_name() in _F64_ARCHS:
         return ti.f64
-    rt = impl.get_runtime()
-    if _F64_PROBE[0] is None or _F64_PROBE[0]() is not rt:
-        _F64_PROBE[:] = [weakref.ref(rt), _f64_works()]
+    if _F64_PROBE[0] is None or not _F64_PROBE[0].is_current():
+        _F64_PROBE[:] = [RuntimeToken(), _f64_works()]
     return ti.f64 if _F64_PROBE[1] else ti.f32
 
 
@@ -612,14 +610,13 @@ class _Scratch:
 
     def __init__(self, size: int = 32) -> None:
         self._size = size
-        self._runtime: Any = None
+        self._runtime: RuntimeToken | None = None
         self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
     def get(self, role: str, dtype: Any, rows: int, tail: tuple[int, ...]) -> Any:
-        rt = impl.get_runtime()
-        if self._runtime is None or self._runtime() is not rt:
+        if self._runtime is None or not self._runtime.is_current():
             self._items.clear()
-            self._runtime = weakref.ref(rt)
+            self._runtime = RuntimeToken()
         rows = 1 << max(rows - 1, 0).bit_length()
         key = (role, str(dtype), rows, tail)
         if key in self._items:
@@ -672,7 +669,7 @@ def _device_rows(arr: Any, s: _Spec) -> tuple[np.ndarray, np.ndarray, np.ndarray
         _k_pack(*parts, packed)
         rows = packed.to_numpy()[: s.slots]
         cnt, val, acc = rows[:, :_CNT], rows[:, _CNT : _CNT + _VAL], rows[:, _CNT + _VAL :]
-        return cnt.astype(np.int64), val.astype(to_numpy_type(s.dt)), acc
+        return cnt.astype(np.int64), val.astype(to_numpy_dtype(s.dt)), acc
     cnt, val, acc = (p.to_numpy()[0] for p in parts)
     return cnt.astype(np.int64), val, acc.astype(np.float64)
 

@@ -125,7 +125,7 @@ class TimingReport:
 
 def timed(launch: Callable[[], object]) -> float:
     """Seconds ``launch`` keeps the device busy: the device is idle before (a sync) and waited for after."""
-    from graphlab.taichi_bridge import sync
+    from graphlab.bridge.runtime import sync
 
     sync()
     start = time.perf_counter()

@@ -9,11 +9,17 @@ Taichi's C runtime from Python.
 The package is callable, rather than shadowed by a function of the same name, so that both
 ``gl.export(...)`` and ``import graphlab.export.cruntime`` keep working whatever was imported
 first. Importing it is light: names load on first use, and Taichi itself only in child processes.
+
+``help(gl.export)`` describes the function, not this text: pydoc renders any module as a module
+(NAME, DESCRIPTION, contents), so the package's ``__doc__`` is the numpydoc of
+:func:`graphlab.export.exporter.export` under its signature, with this text after it, and its
+``__signature__`` is that function's (both read when asked, since the exporter loads lazily).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import types
 from typing import Any
@@ -42,13 +48,38 @@ def __dir__() -> list[str]:
 
 
 class _ExportPackage(types.ModuleType):
-    """The type of this package: calling it is :func:`graphlab.export.exporter.export`."""
+    # The type of this package: calling it is graphlab.export.exporter.export, and its __doc__ and
+    # __signature__ are that function's (a property on the type wins over the module's own __doc__).
 
     def __call__(self, graph: Any, path: Any, arch: str = "vulkan", **options: Any) -> Any:
         """Export graphs as an AOT module folder (see :func:`graphlab.export.exporter.export`)."""
         from graphlab.export.exporter import export
 
         return export(graph, path, arch, **options)
+
+    @property
+    def __doc__(self) -> str:
+        """What ``help(gl.export)`` shows: the export function's signature and numpydoc, then the package's."""
+        from graphlab.export.exporter import export
+
+        signature = inspect.signature(export)
+        plain = signature.replace(
+            parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
+            return_annotation=signature.empty,
+        )
+        package = inspect.cleandoc(self.__dict__.get("__doc__") or "")
+        return f"export{plain}\n\n{inspect.cleandoc(export.__doc__ or '')}\n\nThe package\n-----------\n{package}\n"
+
+    @__doc__.setter
+    def __doc__(self, text: str | None) -> None:
+        self.__dict__["__doc__"] = text  # the package's own text, shown after the function's
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """The export function's signature, for ``inspect.signature(gl.export)``."""
+        from graphlab.export.exporter import export
+
+        return inspect.signature(export)
 
 
 sys.modules[__name__].__class__ = _ExportPackage

@@ -54,7 +54,7 @@ def _init(arch: str, threads: int | None) -> str:
     """``ti.init`` for ``arch``; returns the arch Taichi really chose (it falls back silently)."""
     import taichi as ti
 
-    from graphlab.taichi_bridge import current_arch
+    from graphlab.bridge.runtime import current_arch
 
     options: dict[str, Any] = {"log_level": ti.WARN}
     if arch == "x64" and threads is not None:
@@ -70,9 +70,9 @@ def _graphs(request: Mapping[str, Any], kernels: Mapping[str, Any]) -> list[Any]
 
 
 def _threads() -> int | None:
-    from taichi.lang import impl
+    from graphlab.bridge.runtime import cpu_max_threads
 
-    return int(impl.current_cfg().cpu_max_num_threads)
+    return cpu_max_threads()
 
 
 def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -81,6 +81,8 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
     Request: ``payload`` (carried kernels), ``graphs`` ({file name: graph file text}), ``arch``,
     ``threads``, ``caps``, ``module_dir``, ``tcm`` (a path or None), ``progress`` (a path).
     """
+    from graphlab.compiled import compile_graph  # import cost: Taichi, loaded in the child only
+
     progress = ProgressFile(request.get("progress"))
     progress("kernels", 0.15)
     from graphlab.carry import load_kernels
@@ -96,15 +98,15 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
     compiled = []
     for i, graph in enumerate(graphs):
         progress(f"compile {graph.name}", 0.25 + 0.15 * i / len(graphs))
-        compiled.append(graph.compile())
+        compiled.append(compile_graph(graph))
     module = ti.aot.Module(getattr(ti, arch), caps=list(request.get("caps") or []))
     module_graphs: dict[str, list[str]] = {}
     for i, (graph, c) in enumerate(zip(graphs, compiled)):
         progress(f"build {graph.name}", 0.4 + 0.3 * i / len(graphs))
         module_graphs[graph.name] = []
-        for name, ti_graph in _module_graphs(graph.name, c._ti_graph):
-            module.add_graph(name, ti_graph)
-            module_graphs[graph.name].append(name)
+        for segment in c.plan.segments:  # one module graph per plan segment, named by the plan
+            module.add_graph(segment.name, c.segment_graph(segment.id))
+            module_graphs[graph.name].append(segment.name)
     progress("save", 0.7)
     folder = Path(request["module_dir"])
     folder.mkdir(parents=True, exist_ok=True)
@@ -120,14 +122,6 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _module_graphs(name: str, ti_graph: Any) -> list[tuple[str, Any]]:
-    """A graph without control flow is one module graph; with it, each compiled segment is one."""
-    segments = getattr(ti_graph, "segments", None)
-    if segments is None:
-        return [(name, ti_graph)]
-    return [(segment.name, segment.ti_graph) for segment in segments]
-
-
 def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     """Run the graphs from Python ``frames`` times on the inputs in ``inputs_dir``; save every ndarray.
 
@@ -140,14 +134,15 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     """
     import numpy as np
 
+    from graphlab.bridge.runtime import new_ndarray, sync
     from graphlab.carry import load_kernels
-    from graphlab.taichi_bridge import new_ndarray, sync
+    from graphlab.compiled import compile_graph  # import cost: Taichi, loaded in the child only
 
     kernels = load_kernels(request["payload"])
     arch = _init(request["arch"], request.get("threads"))
     if arch != request["arch"]:
         return {"fallback": arch}
-    compiled = [graph.compile() for graph in _graphs(request, kernels)]
+    compiled = [compile_graph(graph) for graph in _graphs(request, kernels)]
     values: dict[str, Any] = {}
     for path in sorted(Path(request["inputs_dir"]).glob("*.npy")):
         array = np.load(path)

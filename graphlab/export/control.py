@@ -1,231 +1,63 @@
-"""Control flow in an exported module: the tree of segments and decisions that ``manifest.json`` records.
+"""Control flow in an exported module: a graph's plan as ``manifest.json`` records it.
 
-A graph with conditionals or loops compiles to several ti.graph segments with host-side decisions
-between them (:mod:`graphlab.controlflow`). Exported, each segment is one compute graph of the AOT
-module, and the manifest keeps the decisions as a JSON tree that mirrors
-:class:`graphlab.controlflow.Program`::
+A graph with conditionals or loops runs as several segments with host-side decisions between them
+(:mod:`graphlab.plan`, the one plan type). Exported, each segment is one compute graph of the AOT
+module, and the manifest keeps the plan's tree as JSON::
 
     {"op": "segment", "graph": "poisson_seg0", "args": ["u", "f", "u_new", "tol", "flag"]}
-    {"op": "repeat", "times": 2, "body": [...]}
+    {"op": "repeat", "node": "outer", "times": 2, "body": [...]}
     {"op": "cond", "node": "branch", "flag": "flag", "then": [...], "else": [...] or null}
     {"op": "loop", "node": "solve", "while": "flag", "count": null, "max_iter": 5000, "body": [...]}
 
 A graph without control flow stays one module graph named after it and has no tree (``control``
-absent); its program is then one segment taking every arg, so old manifests load unchanged. A
-segment without ``args`` takes every arg of its graph too.
-
-Every consumer runs the tree with the same semantics: :func:`run_entries` executes it with
-graphlab.controlflow's own classes (``gl.load_module``), and the generated C host mirrors them.
+absent). Reading a manifest (:mod:`graphlab.export.manifest`) gives the same plan ops back, segments
+numbered in program order as :func:`graphlab.plan.build_plan` numbers them, so ``gl.load_module``
+runs them with the plan's own cursor and the generated C host's table is made from them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from graphlab.controlflow import Block, CondOp, ControlEvent, LoopOp, Program, RepeatOp, Segment, build_program
-from graphlab.nodes import Dispatch, Node, SequenceUse
-
-if TYPE_CHECKING:
-    from graphlab.graph import Graph
+from graphlab.plan import Branch, ControlEvent, Iterate, Op, Plan, Repeat, Segment
 
 __all__ = [
-    "CondEntry",
-    "ControlEntry",
+    "EVENT_RE",
     "FrameEvent",
-    "LoopEntry",
-    "RepeatEntry",
-    "SegmentEntry",
-    "entries_to_json",
     "event_line",
     "parse_event_lines",
-    "plan_control",
-    "run_entries",
-    "segments_of",
+    "plan_to_json",
 ]
 
 
-@dataclass(frozen=True)
-class SegmentEntry:
-    """Launch one module graph with the args it takes (by name)."""
-
-    graph: str
-    args: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class RepeatEntry:
-    """A sequence use holding control flow: its body ``times`` times in a row."""
-
-    times: int
-    body: tuple[ControlEntry, ...]
-
-
-@dataclass(frozen=True)
-class CondEntry:
-    """Read ``flag`` on the host; run ``then`` if non-zero, else ``else_`` (None: skip)."""
-
-    node: str
-    flag: str
-    then: tuple[ControlEntry, ...]
-    else_: tuple[ControlEntry, ...] | None = None
-
-
-@dataclass(frozen=True)
-class LoopEntry:
-    """``count`` times (an i32 scalar), or do-while ``while_`` reads non-zero, at most ``max_iter``."""
-
-    node: str
-    body: tuple[ControlEntry, ...]
-    while_: str | None = None
-    count: str | None = None
-    max_iter: int | None = None
-
-
-ControlEntry = SegmentEntry | RepeatEntry | CondEntry | LoopEntry
-
-
-# --- from a graph (export) ----------------------------------------------------------------------------
-
-
-def _bound_args(graph: Graph, node: Node) -> set[str]:
-    """Args a static node binds, its sequence's nested dispatches included."""
-    if isinstance(node, Dispatch):
-        return {bound for _, bound in node.bindings if bound is not None}
-    if isinstance(node, SequenceUse):
-        return {name for child in graph.sequences[node.sequence] for name in _bound_args(graph, child)}
-    return set()
-
-
-def _entries(block: Block, order: Sequence[str]) -> tuple[ControlEntry, ...]:
-    """A planned :class:`Block` as entries; each segment holds the arg names of its nodes, not a ti.graph."""
-    return tuple(_entry(op, order) for op in block.ops)
-
-
-def _entry(op: Any, order: Sequence[str]) -> ControlEntry:
-    if isinstance(op, Segment):
-        used = set().union(*op.ti_graph) if op.ti_graph else set()
-        return SegmentEntry(op.name, tuple(name for name in order if name in used))
-    if isinstance(op, RepeatOp):
-        return RepeatEntry(op.repeat, _entries(op.body, order))
-    if isinstance(op, CondOp):
-        other = None if op.else_ is None else _entries(op.else_, order)
-        return CondEntry(op.node_id, op.flag, _entries(op.then, order), other)
-    assert isinstance(op, LoopOp)
-    return LoopEntry(op.node_id, _entries(op.body, order), op.while_, op.count, op.max_iter)
-
-
-def _no_flags(value: Any) -> int:
-    raise AssertionError("plan_control only plans; nothing runs")
-
-
-def plan_control(graph: Graph, order: Sequence[str]) -> tuple[ControlEntry, ...] | None:
-    """The control tree of a graph (None without control flow), without compiling anything.
-
-    It splits the graph exactly as ``g.compile()`` does (the same :func:`build_program`, so the
-    segment names match the compiled segments); each segment lists the args its dispatches bind,
-    in the order of ``order``.
-    """
-    if not graph.has_control_flow:
+def plan_to_json(plan: Plan, order: Sequence[str]) -> list[dict[str, Any]] | None:
+    """The plan's tree as ``manifest.json`` records it (None without control flow); each segment lists
+    the args it binds, in the order of ``order`` (the module's arg order)."""
+    if not plan.control:
         return None
-
-    def segment_args(name: str, run: list[tuple[str, Node]]) -> list[set[str]]:
-        return [_bound_args(graph, node) for _, node in run]
-
-    return _entries(build_program(graph, segment_args, _no_flags).block, order)
+    return _ops_json(plan.body, order)
 
 
-def segments_of(entries: Sequence[ControlEntry]) -> Iterator[SegmentEntry]:
-    """Every segment of a tree, in program order."""
-    for entry in entries:
-        if isinstance(entry, SegmentEntry):
-            yield entry
-        elif isinstance(entry, RepeatEntry | LoopEntry):
-            yield from segments_of(entry.body)
-        else:
-            yield from segments_of(entry.then)
-            yield from segments_of(entry.else_ or ())
+def _ops_json(ops: Sequence[Op], order: Sequence[str]) -> list[dict[str, Any]]:
+    return [_op_json(op, order) for op in ops]
 
 
-def entries_to_json(entries: Sequence[ControlEntry]) -> list[dict[str, Any]]:
-    """The tree as ``manifest.json`` records it."""
-    return [_entry_json(entry) for entry in entries]
-
-
-def _entry_json(entry: ControlEntry) -> dict[str, Any]:
-    if isinstance(entry, SegmentEntry):
-        return {"op": "segment", "graph": entry.graph, "args": list(entry.args)}
-    if isinstance(entry, RepeatEntry):
-        return {"op": "repeat", "times": entry.times, "body": entries_to_json(entry.body)}
-    if isinstance(entry, CondEntry):
-        other = None if entry.else_ is None else entries_to_json(entry.else_)
-        return {"op": "cond", "node": entry.node, "flag": entry.flag, "then": entries_to_json(entry.then),
+def _op_json(op: Op, order: Sequence[str]) -> dict[str, Any]:
+    if isinstance(op, Segment):
+        used = set(op.args)
+        return {"op": "segment", "graph": op.name, "args": [name for name in order if name in used]}
+    if isinstance(op, Repeat):
+        return {"op": "repeat", "node": op.node_id, "times": op.times, "body": _ops_json(op.body, order)}
+    if isinstance(op, Branch):
+        other = None if op.else_ is None else _ops_json(op.else_, order)
+        return {"op": "cond", "node": op.node_id, "flag": op.flag, "then": _ops_json(op.then, order),
                 "else": other}  # fmt: skip
-    return {"op": "loop", "node": entry.node, "while": entry.while_, "count": entry.count,
-            "max_iter": entry.max_iter, "body": entries_to_json(entry.body)}  # fmt: skip
-
-
-# --- running a tree (load_module) --------------------------------------------------------------------
-
-
-class _Launch:
-    """Stands in for a segment's ti.graph: ``run`` launches the module graph through a callback."""
-
-    def __init__(self, entry: SegmentEntry, launch: Callable[[SegmentEntry], None]) -> None:
-        self._entry, self._launch = entry, launch
-
-    def run(self, values: Mapping[str, Any]) -> None:
-        self._launch(self._entry)
-
-
-def _block(entries: Sequence[ControlEntry], launch: Callable[[SegmentEntry], None]) -> Block:
-    """The tree as graphlab.controlflow's own executable classes: one semantics everywhere."""
-    ops: list[Any] = []
-    for entry in entries:
-        if isinstance(entry, SegmentEntry):
-            ops.append(Segment(entry.graph, _Launch(entry, launch), ()))
-        elif isinstance(entry, RepeatEntry):
-            ops.append(RepeatOp(entry.times, _block(entry.body, launch)))
-        elif isinstance(entry, CondEntry):
-            other = None if entry.else_ is None else _block(entry.else_, launch)
-            ops.append(CondOp(entry.node, entry.flag, _block(entry.then, launch), other))
-        else:
-            ops.append(LoopOp(entry.node, _block(entry.body, launch), entry.while_, entry.count, entry.max_iter))
-    return Block(ops)
-
-
-def run_entries(
-    entries: Sequence[ControlEntry],
-    launch: Callable[[SegmentEntry], None],
-    read_flag: Callable[[str], int],
-    counts: Mapping[str, int],
-) -> list[ControlEvent]:
-    """Run a tree: ``launch`` each segment, ``read_flag(name)`` at each decision; return the events.
-
-    ``counts`` gives the values of the count loops' scalar args.
-    """
-    program = Program(_block(entries, launch), [], read_flag)
-    names = _FlagNames(counts)
-    program.run(names)
-    return program.last_events
-
-
-class _FlagNames(Mapping[str, Any]):
-    """The values a Program reads: a flag's name (``read_flag`` looks it up), or a count's value."""
-
-    def __init__(self, counts: Mapping[str, int]) -> None:
-        self._counts = counts
-
-    def __getitem__(self, name: str) -> Any:
-        return self._counts.get(name, name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._counts)
-
-    def __len__(self) -> int:
-        return len(self._counts)
+    assert isinstance(op, Iterate)
+    return {"op": "loop", "node": op.node_id, "while": op.while_, "count": op.count,
+            "max_iter": op.max_iter, "body": _ops_json(op.body, order)}  # fmt: skip
 
 
 # --- events of a run -------------------------------------------------------------------------------

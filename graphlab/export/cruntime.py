@@ -34,9 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.controlflow import ControlEvent
 from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
-from graphlab.export.control import SegmentEntry, run_entries, segments_of
 from graphlab.export.errors import CRuntimeError, UnknownGraphError
 from graphlab.export.manifest import (
     MANIFEST_FORMAT,
@@ -48,6 +46,7 @@ from graphlab.export.manifest import (
     read_manifest,
 )
 from graphlab.names import check_dim_size
+from graphlab.plan import ControlEvent, Segment, run_plan
 from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES
 
 __all__ = [
@@ -482,7 +481,7 @@ class Graph:
             bound.arrays[name][...] = out
         return dict(bound.arrays)
 
-    def _arguments(self, segment: SegmentEntry, bound: _Bound, buffers: Mapping[str, _Buffer]) -> Any:
+    def _arguments(self, segment: Segment, bound: _Bound, buffers: Mapping[str, _Buffer]) -> Any:
         """The named arguments of one module graph: the args it takes, by name."""
         specs = {arg.name: arg for arg in self.spec.args}
         args = (TiNamedArgument * len(segment.args))()
@@ -495,13 +494,14 @@ class Graph:
         return args
 
     def _execute(self, bound: _Bound, buffers: Mapping[str, _Buffer], memory: _Memory) -> list[ControlEvent]:
-        """Launch the module graphs of the program, reading flags on the host at each decision."""
+        """Launch the module graphs of the plan in the cursor's order, reading flags on the host at each decision."""
         api, runtime = self.module._api, self.module._runtime
-        arguments = {s.graph: self._arguments(s, bound, buffers) for s in segments_of(self.spec.program)}
+        plan = self.spec.plan
+        arguments = {s.id: self._arguments(s, bound, buffers) for s in plan.segments}
 
-        def launch(segment: SegmentEntry) -> None:
-            args = arguments[segment.graph]
-            api.call("ti_launch_compute_graph", runtime, self._handles[segment.graph], len(args), args)
+        def launch(segment: Segment) -> None:
+            args = arguments[segment.id]
+            api.call("ti_launch_compute_graph", runtime, self._handles[segment.name], len(args), args)
 
         def read_flag(name: str) -> int:
             flag = np.empty(1, np.int32)
@@ -510,8 +510,10 @@ class Graph:
             memory.download(buffers[name], flag)
             return int(flag[0])
 
-        counts = {name: int(v) for name, v in bound.scalars.items() if v.dtype.kind in "iu" and v.ndim == 0}
-        return run_entries(self.spec.program, launch, read_flag, counts)
+        def read_count(name: str) -> int:
+            return int(bound.scalars[name])
+
+        return run_plan(plan, launch, read_flag, read_count)
 
 
 class _Graphs(Mapping[str, Graph]):
@@ -563,10 +565,10 @@ class Module:
     def _module_graphs(self, spec: GraphSpec) -> dict[str, int]:
         """Handles of the module graphs a graph launches (itself, or its segments)."""
         handles = {}
-        for segment in segments_of(spec.program):
-            hint = f"; manifest.json lists graph {segment.graph!r} but module/ lacks it: re-export {self.path}"
-            handles[segment.graph] = self._api.call(
-                "ti_get_aot_module_compute_graph", self._handles[0], segment.graph.encode(), hint=hint
+        for segment in spec.plan.segments:
+            hint = f"; manifest.json lists graph {segment.name!r} but module/ lacks it: re-export {self.path}"
+            handles[segment.name] = self._api.call(
+                "ti_get_aot_module_compute_graph", self._handles[0], segment.name.encode(), hint=hint
             )
         return handles
 
@@ -627,6 +629,20 @@ def _destroy(api: CApi, runtime: int, handles: list[int]) -> None:
 def load_module(path: str | os.PathLike[str]) -> Module:
     """Load an exported module folder (``manifest.json`` and ``module/``) into Taichi's C runtime.
 
+    Every file the manifest lists is checked against its digest first, so a changed or partial
+    folder is refused before the C runtime reads it.
+
+    Parameters
+    ----------
+    path
+        A folder ``gl.export`` wrote.
+
+    Returns
+    -------
+    Module
+        The module in a fresh runtime of the manifest's arch: ``module.graphs[name].run(**values)``
+        runs a graph on numpy values (updated in place); ``close()`` or a ``with`` block frees it.
+
     Raises
     ------
     ManifestError
@@ -634,5 +650,27 @@ def load_module(path: str | os.PathLike[str]) -> Module:
         or not every file of ``module/``, or a file it lists is missing or changed.
     CRuntimeError
         The C runtime refused the arch or the module; the message names the C call.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = gl.Graph("demo")
+    >>> x, y = g.ndarray("x", ti.f32, ndim=1), g.ndarray("y", ti.f32, ndim=1)
+    >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, y)
+    'saxpy'
+    >>> result = gl.export(g, os.path.join(tempfile.mkdtemp(), "demo"), arch="x64")
+    >>> module = gl.load_module(result.path)
+    >>> list(module.graphs), module.arch
+    (['demo'], 'x64')
+    >>> ys = np.ones(3, np.float32)
+    >>> module.graphs["demo"].run(a=2.0, x=np.arange(3, dtype=np.float32), y=ys)["y"] is ys
+    True
+    >>> ys
+    array([1., 3., 5.], dtype=float32)
+    >>> module.graphs["demo"].run(a=2.0, x=np.arange(3.0), y=ys)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    graphlab.errors.GraphRunError: graph 'demo', arg 'x': expected dtype float32 (f32), got float64; ...
+    >>> module.close()
     """
     return Module(read_manifest(Path(path)))

@@ -49,9 +49,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from graphlab.check import check
 from graphlab.errors import GraphError, GraphlabError, ToolMissingError
 from graphlab.export._child import VULKAN_CAPS, run_watched
-from graphlab.export.control import ControlEntry, entries_to_json, plan_control, segments_of
+from graphlab.export.control import plan_to_json
 from graphlab.export.errors import ManifestError
 from graphlab.export.manifest import (
     ARCHS,
@@ -65,6 +66,7 @@ from graphlab.export.manifest import (
     write_manifest,
 )
 from graphlab.names import check_buffer_bytes, check_dim_size, name_problem, shown
+from graphlab.plan import Plan, build_plan
 from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
 
 if TYPE_CHECKING:
@@ -79,8 +81,6 @@ C_SCALARS = ("f32", "i32", "i16", "u16")
 VULKAN_FIX = "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1`"
 CUDA_FIX = "export on a machine with an NVIDIA GPU and driver, or choose arch='vulkan' or 'x64'"
 CHILD_ENTRY = "graphlab.export._child:export_module"
-#: A graph's control tree, None without control flow (see graphlab.export.control).
-Control = tuple[ControlEntry, ...] | None
 
 
 class ExportError(GraphlabError, ValueError):
@@ -335,14 +335,14 @@ def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mappi
     for graph in graphs:
         shapes = {n: s.shape for n, s in samples.items() if n in graph.args and s.shape is not None}
         try:
-            plan = memory_plan(graph, **{**dims, **shapes})
+            layout = memory_plan(graph, **{**dims, **shapes})
         except GraphError as exc:
             raise ExportError(f"graph {graph.name!r}: {exc}; pass dims={{...}} or values={{...}} to export") from exc
-        for b in plan.buffers:
+        for b in layout.buffers:
             buffers.setdefault(
                 b.name, {"name": b.name, "role": b.role, "shape": b.shape and list(b.shape), "bytes": b.bytes}
             )
-        groups.extend((set(slot.args) - not_temp, slot) for slot in plan.slots)
+        groups.extend((set(slot.args) - not_temp, slot) for slot in layout.slots)
     merged: list[tuple[set[str], int]] = []
     for names, slot in groups:
         if not names:
@@ -586,6 +586,15 @@ def export(
     cpu_threads
         x64 only: the thread count compiled into the module (Taichi fixes it at compile time).
         ``None`` uses every core; ``1`` gives repeatable bits where kernels add floats atomically.
+    timeout
+        Seconds the compiling child process may take; past them it is stopped and the export
+        fails, leaving nothing at ``path``.
+
+    Returns
+    -------
+    ExportResult
+        The folder (``path``), its graphs and files, the Taichi version and the time taken;
+        ``result.verify()`` runs :func:`graphlab.verify` on it.
 
     Raises
     ------
@@ -601,10 +610,23 @@ def export(
 
     Examples
     --------
-    For example (needs a Taichi runtime and buffers; see the tests)::
-
-        result = gl.export(g, "out/mpm88", arch="vulkan", values=buffers)
-        gl.verify(result.path).passed  # True
+    >>> import os, tempfile
+    >>> g = gl.Graph("demo")
+    >>> x = g.ndarray("x", ti.f32, ndim=1, shape="n")
+    >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+    'fill'
+    >>> folder = os.path.join(tempfile.mkdtemp(), "demo")
+    >>> result = gl.export(g, folder, arch="x64", dims={"n": 1024})
+    >>> result.graphs, result.arch
+    (('demo',), 'x64')
+    >>> sorted(os.listdir(folder))
+    ['host', 'manifest.json', 'module', 'source']
+    >>> sorted(os.listdir(result.host))
+    ['CMakeLists.txt', 'README.md', 'main.c', 'npy.c', 'npy.h']
+    >>> gl.export(g, folder, arch="x64")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    graphlab.export.exporter.OutputPathError: ... exists; ...
     """
     started = time.perf_counter()
     graphs = [graph] if not isinstance(graph, Sequence) else list(graph)
@@ -622,11 +644,11 @@ def export(
     try:
         report("check", 0.0)
         for g in graphs:
-            g.check(target=arch)
+            check(g, target=arch)
         check_c_runtime(graphs)
-        controls = plan_controls(graphs)
+        plans = plan_graphs(graphs)
         default_dims, samples = collect_values(graphs, dims, values)
-        plan = plan_memory(graphs, default_dims, samples)
+        memory = plan_memory(graphs, default_dims, samples)
         report("carry", 0.1)
         from graphlab.carry import carry_kernels
 
@@ -644,8 +666,8 @@ def export(
                 timeout=timeout,
                 dims=default_dims,
                 samples=samples,
-                plan=plan,
-                controls=controls,
+                memory=memory,
+                plans=plans,
             )
             report("finish", 0.97)
             _move_into_place(tmp, target, overwrite)
@@ -689,8 +711,8 @@ def _build(
     timeout: float,
     dims: dict[str, int],
     samples: dict[str, Sample],
-    plan: dict[str, Any],
-    controls: Mapping[str, Control],
+    memory: dict[str, Any],
+    plans: Mapping[str, Plan],
 ) -> None:
     """Fill ``tmp``: module/ (in the child), source/, manifest.json and host/."""
     from graphlab.export.hostgen import generate_host
@@ -707,7 +729,7 @@ def _build(
     (tmp / ".progress.jsonl").unlink(missing_ok=True)
     if "fallback" in answer:
         raise _fallback_error(arch, answer["fallback"])
-    _check_module_graphs(answer["module_graphs"], controls)
+    _check_module_graphs(answer["module_graphs"], plans)
     report("manifest", 0.85)
     (tmp / "source").mkdir()
     for name, text in sources.items():
@@ -717,9 +739,9 @@ def _build(
     write_manifest(tmp, {
         "arch": arch,
         "taichi_version": answer["taichi_version"],
-        "graphs": [_graph_entry(g, samples, controls[g.name]) for g in graphs],
+        "graphs": [_graph_entry(g, samples, plans[g.name]) for g in graphs],
         "dims": dims,
-        "memory_plan": plan,
+        "memory_plan": memory,
         "caps": request["caps"],
         "cpu_max_num_threads": answer["cpu_max_num_threads"],
         "tcm": tcm_name,
@@ -731,30 +753,32 @@ def _build(
     generate_host(tmp)
 
 
-def _graph_entry(graph: Graph, samples: Mapping[str, Sample], control: Control) -> dict[str, Any]:
+def _graph_entry(graph: Graph, samples: Mapping[str, Sample], plan: Plan) -> dict[str, Any]:
     """A graph as ``manifest.json`` records it; ``control`` only where it has control flow."""
+    args = exported_args(graph)
     entry: dict[str, Any] = {
         "name": graph.name,
-        "steps": None if control is not None else graph.step_count(),  # with control flow: run-time flags decide
+        "steps": None if plan.control else graph.step_count(),  # with control flow: run-time flags decide
         "writes": written_args(graph),
-        "args": [arg_entry(a, samples.get(a.name)) for a in exported_args(graph)],
+        "args": [arg_entry(a, samples.get(a.name)) for a in args],
     }
+    control = plan_to_json(plan, [a.name for a in args])
     if control is not None:
-        entry["control"] = entries_to_json(control)
+        entry["control"] = control
     return entry
 
 
-def module_graph_names(name: str, control: Control) -> list[str]:
-    """The module graphs a graph exports: itself, or its compiled segments (``<name>_seg<i>``)."""
-    return [name] if control is None else [s.graph for s in segments_of(control)]
+def module_graph_names(plan: Plan) -> list[str]:
+    """The module graphs a graph exports: its plan's segments (itself, or ``<name>_seg<i>``)."""
+    return [segment.name for segment in plan.segments]
 
 
-def plan_controls(graphs: Sequence[Graph]) -> dict[str, Control]:
-    """Each graph's control tree (None without control flow); refuses module graph names that clash."""
-    controls = {g.name: plan_control(g, [a.name for a in exported_args(g)]) for g in graphs}
+def plan_graphs(graphs: Sequence[Graph]) -> dict[str, Plan]:
+    """Each graph's plan; refuses module graph names that clash."""
+    plans = {g.name: build_plan(g) for g in graphs}
     owners: dict[str, str] = {}
-    for name, control in controls.items():
-        for module_graph in module_graph_names(name, control):
+    for name, plan in plans.items():
+        for module_graph in module_graph_names(plan):
             other = owners.setdefault(module_graph, name)
             if other != name:
                 raise ExportError(
@@ -762,12 +786,12 @@ def plan_controls(graphs: Sequence[Graph]) -> dict[str, Control]:
                     "the module (a graph with conditionals or loops exports its segments as <name>_seg<i>); "
                     "rename one"
                 )
-    return controls
+    return plans
 
 
-def _check_module_graphs(compiled: Mapping[str, list[str]], controls: Mapping[str, Control]) -> None:
+def _check_module_graphs(compiled: Mapping[str, list[str]], plans: Mapping[str, Plan]) -> None:
     """The child must have compiled the segments planned here, or the manifest would misname them."""
-    planned = {name: module_graph_names(name, control) for name, control in controls.items()}
+    planned = {name: module_graph_names(plan) for name, plan in plans.items()}
     if dict(compiled) != planned:
         raise ExportError(f"the export child compiled module graphs {compiled}, but {planned} were planned")
 

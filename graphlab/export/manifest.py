@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from graphlab._version import __version__
-from graphlab.export.control import CondEntry, ControlEntry, LoopEntry, RepeatEntry, SegmentEntry
 from graphlab.export.errors import ManifestError
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
+from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
 from graphlab.spec import ARG_KINDS, NUMPY_DTYPES, ROLES, Arg
 
 __all__ = [
@@ -117,14 +117,19 @@ class GraphSpec:
     name: str
     args: tuple[ArgSpec, ...]
     writes: tuple[str, ...] = ()
-    control: tuple[ControlEntry, ...] | None = None
+    control: tuple[Op, ...] | None = None
 
     @property
-    def program(self) -> tuple[ControlEntry, ...]:
+    def plan(self) -> Plan:
         """What one run launches: the control tree, or the module graph of this name with every arg."""
         if self.control is not None:
-            return self.control
-        return (SegmentEntry(self.name, tuple(a.name for a in self.args)),)
+            return Plan(self.name, self.control, tuple(_segments(self.control)), True)
+        whole = Segment(0, self.name, (), tuple(a.name for a in self.args))
+        return Plan(self.name, (whole,), (whole,), False)
+
+
+def _segments(ops: tuple[Op, ...]) -> list[Segment]:
+    return [op for op in Plan("", ops, (), True).ops() if isinstance(op, Segment)]
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,7 @@ class _Reader:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self.segment_count = 0  # segments read so far in the current graph's control tree
 
     def fail(self, path: str, message: str) -> ManifestError:
         return manifest_error(self.folder, path, message)
@@ -215,8 +221,8 @@ class _Reader:
 
     def control(
         self, raw: list[Any], path: str, args: Mapping[str, ArgSpec], level: int = 1
-    ) -> tuple[ControlEntry, ...]:
-        """A control tree (see graphlab.export.control); flags and counts must be args of the graph.
+    ) -> tuple[Op, ...]:
+        """A control tree of plan ops (see graphlab.export.control); flags and counts must be args of the graph.
 
         ``level`` counts the lists down to here: a graph nests at most MAX_NESTING sequences, so
         the body of its deepest one is list MAX_NESTING + 1; deeper, and the walk stops.
@@ -229,17 +235,21 @@ class _Reader:
             )
         return tuple(self.entry(item, f"{path}[{i}]", args, level) for i, item in enumerate(raw))
 
-    def entry(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> ControlEntry:
+    def entry(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> Op:
         op = self.choice(obj, path, "op", ("segment", "repeat", "cond", "loop"))
-        if op == "segment":
-            return SegmentEntry(self.get(obj, path, "graph", str), self.segment_args(obj, path, args))
+        if op == "segment":  # numbered in program order, as graphlab.plan.build_plan numbers them
+            name = self.get(obj, path, "graph", str)
+            segment = Segment(self.segment_count, name, (), self.segment_args(obj, path, args))
+            self.segment_count += 1
+            return segment
         if op == "repeat":
             times = self.get(obj, path, "times", int)
+            node = self.get(obj, path, "node", str, "")
             body = self.body(obj, path, "body", args, level)
-            return RepeatEntry(self.dims([times], f"{path}.times", names=False)[0], body)
+            return Repeat(node, self.dims([times], f"{path}.times", names=False)[0], body)
         if op == "cond":
             other = self.get(obj, path, "else", (list, type(None)), None)
-            return CondEntry(
+            return Branch(
                 self.get(obj, path, "node", str),
                 self.decision(obj, path, "flag", args, "ndarray"),
                 self.body(obj, path, "then", args, level),
@@ -247,7 +257,7 @@ class _Reader:
             )
         return self.loop(obj, path, args, level)
 
-    def loop(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> LoopEntry:
+    def loop(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> Iterate:
         flag = self.decision(obj, path, "while", args, "ndarray", optional=True)
         count = self.decision(obj, path, "count", args, "scalar", optional=True)
         max_iter = self.get(obj, path, "max_iter", (int, type(None)), None)
@@ -256,9 +266,9 @@ class _Reader:
         if flag is not None and (max_iter is None or max_iter < 1):
             raise self.fail(f"{path}.max_iter", f"a while loop needs a positive max_iter, got {max_iter!r}")
         body = self.body(obj, path, "body", args, level)
-        return LoopEntry(self.get(obj, path, "node", str), body, flag, count, max_iter)
+        return Iterate(self.get(obj, path, "node", str), body, flag, count, max_iter)
 
-    def body(self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec], level: int) -> tuple[ControlEntry, ...]:
+    def body(self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec], level: int) -> tuple[Op, ...]:
         return self.control(self.get(obj, path, key, list), f"{path}.{key}", args, level + 1)
 
     def decision(
@@ -348,6 +358,7 @@ def read_manifest(folder: Path) -> Manifest:
         control = r.get(g, where, "control", (list, type(None)), None)
         if control == []:
             raise r.fail(f"{where}.control", "an empty tree runs nothing; leave 'control' out for one module graph")
+        r.segment_count = 0
         tree = None if control is None else r.control(control, f"{where}.control", {a.name: a for a in args})
         graphs.append(GraphSpec(r.get(g, where, "name", str), args, r.names(g, where, "writes"), tree))
     plan = r.get(data, "$", "memory_plan", dict, {})

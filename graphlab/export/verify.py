@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.controlflow import ControlEvent
 from graphlab.errors import GraphlabError, ToolMissingError
 from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.cruntime import taichi_c_api_dir
 from graphlab.export.manifest import ArgSpec, Manifest, Sample, check_files, check_listed, read_manifest
+from graphlab.plan import ControlEvent
 from graphlab.spec import NUMPY_DTYPES
 
 __all__ = ["OutputDiff", "Run", "VerifyError", "VerifyReport", "make_inputs", "run_host", "run_python", "verify"]
@@ -467,6 +467,27 @@ def verify(
         the export sealed (a listed file changed or missing, a file of ``module/`` not listed).
     ToolMissingError, HostBuildError
         No C compiler, or this machine cannot run the module's arch.
+
+    Returns
+    -------
+    VerifyReport
+        Per output (every ndarray a graph writes): max abs and rel difference, bits that differ,
+        pass/fail by ``rtol``; ``passed`` when all pass and both sides took the same control path.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = gl.Graph("demo")
+    >>> x, y = g.ndarray("x", ti.f32, ndim=1), g.ndarray("y", ti.f32, ndim=1)
+    >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, y)
+    'saxpy'
+    >>> result = gl.export(g, os.path.join(tempfile.mkdtemp(), "demo"), arch="x64")
+    >>> inputs = {"a": 2.0, "x": np.arange(4, dtype=np.float32), "y": np.zeros(4, np.float32)}
+    >>> report = gl.verify(result.path, inputs, frames=3)  # y += 2 x, three times, on both sides
+    >>> report.passed, report.inputs, report.frames
+    (True, 'given', 3)
+    >>> [(out.name, out.max_abs, out.identical) for out in report.outputs]
+    [('y', 0.0, True)]
     """
     folder = Path(path).expanduser().absolute()
     manifest = read_manifest(folder)

@@ -329,7 +329,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             return self._refuse(message.request, self._stale(stale))
         # Try the edit on a copy first: a refused edit then leaves the graph untouched, its version
         # included (a version bump would end the debug session and show in other editors).
-        trial = Graph(graph.name)
+        trial = type(graph)(graph.name)
         trial.restore(graph.snapshot())
         try:
             self._apply(message, trial)

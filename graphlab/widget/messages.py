@@ -1,12 +1,16 @@
 """The custom messages the front-end sends, checked before anything acts on them.
 
-Mirrors ``ClientMessage`` in ``extension/src/protocol.ts``: a union on ``kind``. The editor's
+Checks ``ClientMessage`` of :mod:`graphlab.widget.protocol`: a union on ``kind``. The editor's
 ``edit`` (with an ``op``), ``undo``, ``redo`` and ``select``; the panels' ``debug`` (with an
 ``action``), ``breakpoint`` and ``watch`` (with an ``op``), ``inspect`` and ``export``. Edits and
 panel messages carry a ``request`` number the reply echoes; the debugger's messages also carry the
 ``session`` number they were made for, so a click on a panel drawn for an ended session is refused
 as stale. A message that does not fit gets a :class:`MessageError` naming the field and what was
 expected, and nothing acts on it.
+
+Which kinds, operations and fields there are, which fields are required, their types and the
+defaults of the others are read from the protocol's declarations; this module adds only what a
+type does not say: length and range limits, and how an error describes each field (``_RULES``).
 
 Checking is total and bounded: every field's JSON type is checked (an int is never a bool, a
 string field takes no list), unknown kinds, ops and extra fields are refused, and before any field
@@ -17,15 +21,17 @@ characters, so a reply stays small whatever was sent.
 
 from __future__ import annotations
 
+import copy
 import reprlib
-from collections.abc import Callable, Mapping
+import types
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 from graphlab.errors import GraphlabError
 from graphlab.names import MAX_NAME_LENGTH
-
-Kind = Literal["edit", "undo", "redo", "select", "debug", "breakpoint", "watch", "inspect", "export"]
+from graphlab.widget import protocol
+from graphlab.widget.protocol import OPERATION_FIELDS, Default, NotRequired
 
 
 class MessageError(GraphlabError, ValueError):
@@ -100,10 +106,6 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _opt_int(value: Any) -> bool:
-    return value is None or _int(value)
-
-
 def _string(limit: int) -> Callable[[Any], bool]:
     """A string of at most ``limit`` characters."""
     return lambda value: isinstance(value, str) and len(value) <= limit
@@ -116,7 +118,6 @@ def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
 _name = _string(MAX_NAME)
 _id = _string(MAX_ID)
 _opt_name = _optional(_name)
-_opt_id = _optional(_id)
 
 
 def _id_list(value: Any) -> bool:
@@ -131,26 +132,12 @@ def _bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
-def _one_of(*choices: str) -> Callable[[Any], bool]:
-    return lambda value: isinstance(value, str) and value in choices
-
-
 def _dims(value: Any) -> bool:
     return isinstance(value, dict) and all(_name(k) and _int(v) and v > 0 for k, v in value.items())
 
 
 def _text(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= MAX_TEXT and value.strip() != ""
-
-
-def _arg_spec(value: Any) -> bool:
-    return isinstance(value, dict)
-
-
-def _bind(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, dict) and set(value) == {"node", "param"} and _id(value["node"]) and _name(value["param"])
-    )
 
 
 def _short_list(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
@@ -162,113 +149,206 @@ _ID = f"(at most {MAX_ID:,} characters)"
 _TEXT = f"(at most {MAX_TEXT:,} characters)"
 
 
-# field -> (check, what it must be, default or _NOTHING when required)
-_Field = tuple[Any, str, Any]
-EDIT_OPS: dict[str, dict[str, _Field]] = {
-    "dispatch": {
-        "kernel": (_id, f"a kernel reference 'module:qualname' {_ID}", _NOTHING),
-        "bindings": (_bindings, f"an object {{param: arg name or null}}, names {_NAME}", {}),
-        "into": (_opt_id, f"a sequence node id {_ID} or null", None),
-        "index": (_opt_int, "an int or null", None),
-        "name": (_opt_name, f"a node name {_NAME} or null", None),
-    },
-    "remove": {"node": (_id, f"a node id {_ID}", _NOTHING)},
-    "move": {"node": (_id, f"a node id {_ID}", _NOTHING), "index": (_int, "an int", _NOTHING)},
-    "rebind": {
-        "node": (_id, f"a node id {_ID}", _NOTHING),
-        "param": (_name, f"a parameter name {_NAME}", _NOTHING),
-        "arg": (_opt_name, f"an arg name {_NAME} or null", _NOTHING),
-    },
-    "rename": {"node": (_id, f"a node id {_ID}", _NOTHING), "name": (_name, f"a node name {_NAME}", _NOTHING)},
-    "set_repeat": {"node": (_id, f"a node id {_ID}", _NOTHING), "repeat": (_int, "an int", _NOTHING)},
-    "group": {
-        "nodes": (_id_list, f"a list of node ids (at most {MAX_NODES:,}, each {_ID[1:-1]})", _NOTHING),
-        "name": (_name, f"a sequence name {_NAME}", _NOTHING),
-        "repeat": (_int, "an int", 1),
-    },
-    "new_arg": {
-        "arg": (_arg_spec, "an arg spec {name, kind, dtype, ndim, element_shape, fmt, role}", _NOTHING),
-        "bind": (_bind, f"{{node: a node id {_ID}, param: a parameter name {_NAME}}} or null", None),
-    },
+_Check = Callable[[Any], bool]
+
+#: What a message field must be beyond its declared type, and how an error describes it: by field
+#: name, or by ``Record.field`` where a name means something else in one record. A check sees only
+#: values of the declared type, never None; " or null" is added to the wording of a nullable field.
+#: A field whose type says it all (an int, a bool, a Literal, a record) needs no entry: its wording
+#: is made from the type. ``_NESTED``: a record checked field by field, errors naming its fields.
+
+
+def _NESTED(value: Any) -> bool:
+    return True
+
+
+_RULES: dict[str, tuple[_Check | None, str]] = {
+    "kernel": (_id, f"a kernel reference 'module:qualname' {_ID}"),
+    "bindings": (_bindings, f"an object {{param: arg name or null}}, names {_NAME}"),
+    "into": (_id, f"a sequence node id {_ID}"),
+    "name": (_name, f"a node name {_NAME}"),
+    "GroupEdit.name": (_name, f"a sequence name {_NAME}"),
+    "node": (_id, f"a node id {_ID}"),
+    "BreakpointToggle.node": (_id, f"a node id or a step id {_ID}"),
+    "param": (_name, f"a parameter name {_NAME}"),
+    "arg": (_name, f"an arg name {_NAME}"),
+    "NewArgEdit.arg": (_NESTED, "an arg spec"),
+    "nodes": (_id_list, f"a list of node ids (at most {MAX_NODES:,}, each {_ID[1:-1]})"),
+    "ArgSpec.name": (_name, f"a name {_NAME}"),
+    "dtype": (_name, "a dtype name"),
+    "element_shape": (_short_list(_int), f"a list of at most {MAX_SHAPE} ints"),
+    "fmt": (_name, "a texture format name"),
+    "shape": (_short_list(lambda d: _int(d) or _name(d)), f"a list of at most {MAX_SHAPE} ints and dim names, or null"),
+    "session": (None, "the session number the panel shows"),
+    "target": (None, "a step index"),
+    "BreakpointCondition.expression": (_text, f"a condition such as 'grid_m.max() > 1e3' {_TEXT}"),
+    "id": (None, "a breakpoint id"),
+    "WatchAdd.expression": (_text, f"an expression such as 'x.max()' {_TEXT}"),
+    "WatchRemove.expression": (_string(MAX_TEXT), f"a watched expression {_TEXT}"),
+    "buffer": (_name, f"a buffer (ndarray arg) name {_NAME}"),
+    "component": (None, "a component index, or null for all (the norm of vectors)"),
+    "page": (None, "a page number >= 0"),
+    "path": (_text, f"an output folder {_TEXT}"),
+    "cpu_threads": (lambda v: v > 0, "a positive int"),
+    "dims": (_dims, f"an object {{dim name {_NAME}: positive int}}"),
 }
 
-ARG_SPEC_FIELDS: dict[str, _Field] = {
-    "name": (_name, f"a name {_NAME}", _NOTHING),
-    "kind": (_name, "an arg kind", _NOTHING),
-    "dtype": (_opt_name, "a dtype name or null", None),
-    "ndim": (_int, "an int", 0),
-    "element_shape": (_short_list(_int), f"a list of at most {MAX_SHAPE} ints", []),
-    "fmt": (_opt_name, "a texture format name or null", None),
-    "role": (_name, "a role", "state"),
-    "shape": (
-        _optional(_short_list(lambda d: _int(d) or _name(d))),
-        f"a list of at most {MAX_SHAPE} ints and dim names, or null",
-        None,
-    ),
-}
+
+class _Field(NamedTuple):
+    """How one field of a message is checked."""
+
+    check: _Check
+    what: str
+    """What it must be, for an error."""
+    default: Any
+    """What a message without it gets (``_NOTHING``: it is required)."""
+    nested: dict[str, _Field] | None = None
+    """A ``_NESTED`` record's fields, checked one by one after ``check``."""
 
 
-# --- the panels' messages: kind -> (the field naming the operation, op -> fields) -----------------
+def _declared(record: type, skip: Iterable[str]) -> dict[str, tuple[Any, Any]]:
+    """A record's fields in order, less ``skip``: name -> (type, default or ``_NOTHING`` when required)."""
+    out: dict[str, tuple[Any, Any]] = {}
+    required = record.__required_keys__  # type: ignore[attr-defined]
+    for name, hint in get_type_hints(record, include_extras=True).items():
+        if name in skip:
+            continue
+        if get_origin(hint) is NotRequired:
+            hint = get_args(hint)[0]
+        defaults = [m.value for m in getattr(hint, "__metadata__", ()) if isinstance(m, Default)]
+        if get_origin(hint) is Annotated:
+            hint = get_args(hint)[0]
+        if (name in required) == bool(defaults):
+            problem = "has a Default(...) but is required" if defaults else "is NotRequired but has no Default(...)"
+            raise TypeError(f"graphlab.widget.protocol: {record.__name__}.{name} {problem}")
+        out[name] = (hint, defaults[0] if defaults else _NOTHING)
+    return out
 
-_SESSION: _Field = (_int, "the session number the panel shows", _NOTHING)
+
+def field_checks(record: type, skip: Iterable[str] = ()) -> dict[str, _Field]:
+    """The checks of a message record's fields (those in ``skip`` left out), from its declaration and ``_RULES``.
+
+    Raises TypeError for a declaration this module cannot check: a string, list or object field with
+    no rule (every such field needs its limits), or an optional field without a ``Default``.
+    """
+    out: dict[str, _Field] = {}
+    for name, (hint, default) in _declared(record, skip).items():
+        where = f"{record.__name__}.{name}"
+        rule, what = _RULES.get(where) or _RULES.get(name) or (None, None)
+        members = get_args(hint) if _is_union(hint) else (hint,)
+        nullable = type(None) in members
+        value_type = next((m for m in members if m is not type(None)), type(None))
+        what = what or _wording(value_type, where)
+        if nullable and "null" not in what:
+            what += " or null"
+        nested = field_checks(value_type) if rule is _NESTED else None
+        if nested is not None:
+            what = f"{what} {{{', '.join(nested)}}}"
+        elif rule is None and is_typeddict(value_type):
+            rule = _record(field_checks(value_type))
+        out[name] = _Field(_both(_type_check(hint, where), rule), what, default, nested)
+    return out
+
+
+def _is_union(hint: Any) -> bool:
+    return get_origin(hint) in (Union, types.UnionType)
+
+
+def _wording(hint: Any, where: str) -> str:
+    """How an error describes a value of this type, where the type says all there is to check."""
+    if get_origin(hint) is Literal:
+        choices = [repr(c) for c in get_args(hint)]
+        return choices[0] if len(choices) == 1 else f"{', '.join(choices[:-1])} or {choices[-1]}"
+    if hint is bool:
+        return "true or false"
+    if hint is int:
+        return "an int"
+    if is_typeddict(hint):
+        return "{" + ", ".join(f"{name}: {field.what}" for name, field in field_checks(hint).items()) + "}"
+    raise TypeError(
+        f"graphlab.widget.protocol: {where} needs a rule in graphlab.widget.messages._RULES (its limits and "
+        "how an error describes it)"
+    )
+
+
+def _type_check(hint: Any, where: str) -> _Check:
+    """A check that a JSON value has the declared type (a record: that it is an object)."""
+    origin, args = get_origin(hint), get_args(hint)
+    if _is_union(hint):
+        checks = [_type_check(a, where) for a in args]
+        return lambda v: any(check(v) for check in checks)
+    if hint is type(None):
+        return lambda v: v is None
+    if origin is Literal:
+        return lambda v: isinstance(v, str) and v in args
+    if hint in (bool, int, str):
+        return {bool: _bool, int: _int, str: lambda v: isinstance(v, str)}[hint]
+    if origin is list:
+        item = _type_check(args[0], where)
+        return lambda v: isinstance(v, list) and all(item(x) for x in v)
+    if origin is dict and args[0] is str:
+        value = _type_check(args[1], where)
+        return lambda v: isinstance(v, dict) and all(isinstance(k, str) and value(x) for k, x in v.items())
+    if is_typeddict(hint):
+        return lambda v: isinstance(v, dict)
+    raise TypeError(f"graphlab.widget.protocol: {where} has a type messages cannot check: {hint}")
+
+
+def _both(type_check: _Check, rule: _Check | None) -> _Check:
+    if rule is None:
+        return type_check
+    return lambda v: type_check(v) and (v is None or rule(v))
+
+
+def _record(fields: dict[str, _Field]) -> _Check:
+    """A record checked as a whole: exactly its fields, each passing its check."""
+
+    def check(value: Any) -> bool:
+        if any(key not in fields for key in value):
+            return False
+        return all(f.check(value[k]) if k in value else f.default is not _NOTHING for k, f in fields.items())
+
+    return check
+
+
+def _kind(record: type) -> str:
+    return str(get_args(get_type_hints(record)["kind"])[0])
+
+
+def _by_kind(union: Any) -> dict[str, list[type]]:
+    """The records of a union of messages, grouped by their ``kind``, in declaration order."""
+    out: dict[str, list[type]] = {}
+    for record in get_args(union):
+        out.setdefault(_kind(record), []).append(record)
+    return out
+
+
+def _operations(kind: str, records: list[type]) -> tuple[str | None, dict[str, dict[str, _Field]]]:
+    """The field naming the operation of a kind's messages (None: it has one), and op -> field checks."""
+    keys = {next((f for f in OPERATION_FIELDS if f in get_type_hints(r)), None) for r in records}
+    if len(keys) != 1:
+        raise TypeError(f"graphlab.widget.protocol: the {kind!r} messages disagree on their operation field")
+    key = keys.pop()
+    ops: dict[str, dict[str, _Field]] = {}
+    for record in records:
+        names = get_args(get_type_hints(record)[key]) if key else ("",)
+        for op in names:
+            ops[op] = field_checks(record, skip={"kind", "request", key or "kind"})
+    return key, ops
+
+
+_CLIENT = _by_kind(protocol.ClientMessage)
+_PANELS = _by_kind(protocol.PanelMessage)
+EDIT_OPS: dict[str, dict[str, _Field]] = _operations("edit", _CLIENT["edit"])[1]
+ARG_SPEC_FIELDS: dict[str, _Field] = field_checks(protocol.ArgSpec)
+#: The panels' messages: kind -> (the field naming the operation, op -> field checks).
 PANEL_MESSAGES: dict[str, tuple[str | None, dict[str, dict[str, _Field]]]] = {
-    "debug": (
-        "action",
-        {
-            "start": {},
-            **{
-                action: {"session": _SESSION}
-                for action in ("step", "step_over", "continue", "back", "restart", "find_nonfinite", "stop")
-            },
-            "goto": {"session": _SESSION, "target": (_int, "a step index", _NOTHING)},
-        },
-    ),
-    "breakpoint": (
-        "op",
-        {
-            "toggle": {"session": _SESSION, "node": (_id, f"a node id or a step id {_ID}", _NOTHING)},
-            "condition": {
-                "session": _SESSION,
-                "expression": (_text, f"a condition such as 'grid_m.max() > 1e3' {_TEXT}", _NOTHING),
-                "every": (_one_of("repetition", "dispatch"), "'repetition' or 'dispatch'", "repetition"),
-            },
-            "remove": {"session": _SESSION, "id": (_int, "a breakpoint id", _NOTHING)},
-        },
-    ),
-    "watch": (
-        "op",
-        {
-            "add": {"session": _SESSION, "expression": (_text, f"an expression such as 'x.max()' {_TEXT}", _NOTHING)},
-            "remove": {
-                "session": _SESSION,
-                "expression": (_string(MAX_TEXT), f"a watched expression {_TEXT}", _NOTHING),
-            },
-        },
-    ),
-    "inspect": (
-        None,
-        {
-            "": {
-                "session": _SESSION,
-                "buffer": (_name, f"a buffer (ndarray arg) name {_NAME}", _NOTHING),
-                "component": (_opt_int, "a component index, or null for all (the norm of vectors)", None),
-                "page": (_int, "a page number >= 0", 0),
-            }
-        },
-    ),
-    "export": (
-        None,
-        {
-            "": {
-                "arch": (_one_of("x64", "vulkan", "cuda"), "'x64', 'vulkan' or 'cuda'", _NOTHING),
-                "path": (_text, f"an output folder {_TEXT}", _NOTHING),
-                "overwrite": (_bool, "true or false", False),
-                "verify": (_bool, "true or false", True),
-                "cpu_threads": (lambda v: v is None or (_int(v) and v > 0), "a positive int or null", None),
-                "dims": (_dims, f"an object {{dim name {_NAME}: positive int}}", {}),
-            }
-        },
-    ),
+    kind: _operations(kind, records) for kind, records in _PANELS.items()
+}
+_SELECT_NODE = field_checks(_CLIENT["select"][0], skip={"kind", "request"})["node"]
+#: The fields of the messages that have no operation (undo, redo, select), by kind.
+_PLAIN: dict[str, set[str]] = {
+    kind: set(get_type_hints(records[0])) for kind, records in _CLIENT.items() if kind != "edit" and kind not in _PANELS
 }
 
 
@@ -276,7 +356,8 @@ PANEL_MESSAGES: dict[str, tuple[str | None, dict[str, dict[str, _Field]]]] = {
 class Message:
     """A checked message: ``kind``, the edit's ``op`` (edits only), its fields, and ``request``."""
 
-    kind: Kind
+    kind: str
+    """One of :data:`KINDS`."""
     request: int | None
     op: str | None = None
     fields: Mapping[str, Any] | None = None
@@ -287,14 +368,17 @@ class Message:
 
 def _check_fields(where: str, content: Mapping[str, Any], spec: Mapping[str, _Field]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, (check, what, default) in spec.items():
+    for name, (check, what, default, nested) in spec.items():
         value = content.get(name, _NOTHING)
         if value is _NOTHING:
             if default is _NOTHING:
                 raise MessageError(f"{where}: field {name!r} is missing; it must be {what}")
-            value = default
+            value = copy.deepcopy(default)  # a default list or dict must not be shared between messages
         elif not check(value):
             raise MessageError(f"{where}: field {name!r} must be {what}, got {_got(value)}")
+        elif nested is not None:
+            _no_extra(f"{where} {name}", value, set(nested))
+            value = _check_fields(f"{where} {name}", value, nested)
         out[name] = value
     return out
 
@@ -317,7 +401,8 @@ def request_of(content: Any) -> int | None:
     return None
 
 
-KINDS: tuple[str, ...] = ("edit", "undo", "redo", "select", *PANEL_MESSAGES)
+#: Every message kind, in the order ``ClientMessage`` declares them.
+KINDS: tuple[str, ...] = tuple(_CLIENT)
 
 
 def kind_of(content: Any) -> str | None:
@@ -417,15 +502,15 @@ got ['b']
     if not isinstance(kind, str) or kind not in KINDS:
         raise MessageError(f"unknown message kind {echo(kind)}; expected one of {', '.join(KINDS)}")
     if kind in ("undo", "redo"):
-        _no_extra(kind, content, {"kind", "request"})
-        return Message(kind, request)  # type: ignore[arg-type]
+        _no_extra(kind, content, _PLAIN[kind])
+        return Message(kind, request)
     if kind == "select":
-        _no_extra(kind, content, {"kind", "request", "node"})
+        _no_extra(kind, content, _PLAIN[kind])
         if "node" not in content:
             raise MessageError("select: field 'node' is missing; it must be a node id, or null to clear")
         node = content["node"]
-        if not _opt_id(node):
-            raise MessageError(f"select: field 'node' must be a node id {_ID} or null, got {_got(node)}")
+        if not _SELECT_NODE.check(node):
+            raise MessageError(f"select: field 'node' must be {_SELECT_NODE.what}, got {_got(node)}")
         return Message("select", request, fields={"node": node or None})
     if kind in PANEL_MESSAGES:
         return _parse_panel(kind, request, content)
@@ -436,11 +521,7 @@ got ['b']
         raise MessageError(f"edit {op!r}: field 'request' is missing; every edit carries a request number")
     where = f"edit {op!r}"
     _no_extra(where, content, {"kind", "op", "request", *EDIT_OPS[op]})
-    fields = _check_fields(where, content, EDIT_OPS[op])
-    if op == "new_arg":
-        _no_extra(f"{where} arg", fields["arg"], set(ARG_SPEC_FIELDS))
-        fields["arg"] = _check_fields(f"{where} arg", fields["arg"], ARG_SPEC_FIELDS)
-    return Message("edit", request, op, fields)
+    return Message("edit", request, op, _check_fields(where, content, EDIT_OPS[op]))
 
 
 def _parse_panel(kind: str, request: int | None, content: Mapping[str, Any]) -> Message:
@@ -454,7 +535,7 @@ def _parse_panel(kind: str, request: int | None, content: Mapping[str, Any]) -> 
         raise MessageError(f"{where}: field 'request' is missing; every {kind} message carries a request number")
     allowed = {"kind", "request", *([key] if key else []), *ops[op]}
     _no_extra(where, content, allowed)
-    return Message(kind, request, op or None, _check_fields(where, content, ops[op]))  # type: ignore[arg-type]
+    return Message(kind, request, op or None, _check_fields(where, content, ops[op]))
 
 
 def _no_extra(where: str, content: Mapping[str, Any], allowed: set[str]) -> None:

@@ -28,9 +28,9 @@ MAX_FILES = 200
 def default_arch() -> str:
     """The arch the notebook runs on, as an export target (``x64`` on a CPU, else Vulkan)."""
     try:
-        from taichi.lang import impl
+        from graphlab.bridge.runtime import current_arch
 
-        arch = impl.current_cfg().arch.name
+        arch = current_arch()
     except Exception:  # no runtime yet: Vulkan is the portable default
         return "vulkan"
     return {"x64": "x64", "arm64": "x64", "cuda": "cuda"}.get(arch, "vulkan")

@@ -1,0 +1,87 @@
+"""The uses of a graph behind its convenience methods: the one module of the model's that reaches up.
+
+Users love ``g.validate()``, ``g.compile()``, ``g.debug()``, ``g.render()``, ``g.save()`` and
+``g.to_code()``. The model (:mod:`graphlab.graph`) must not import the layers that implement them
+(analysis, the Taichi runtime, the debugger), so those methods call through :data:`USES`, which this
+module fills when ``import graphlab`` runs. Each function below only forwards to the module that
+owns the work; they import it when called, because most of them pull in Taichi or Graphviz and
+``import graphlab`` stays light (import cost, the one reason for an in-function import).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from graphlab import graph as model
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from graphlab.compiled import CompiledGraph
+    from graphlab.debug.session import DebugSession
+    from graphlab.diagnostics import Diagnostic
+    from graphlab.graph import Graph
+    from graphlab.memory import MemoryPlan
+
+
+class Uses:
+    """What :class:`graphlab.Graph`'s convenience methods do, one function each."""
+
+    def validate(self, graph: Graph, *, target: str | None, access: str) -> list[Diagnostic]:
+        from graphlab.check import validate  # import cost: access facts may start Taichi
+
+        return validate(graph, target=target, access=access)  # type: ignore[arg-type]
+
+    def check(self, graph: Graph, *, target: str | None, access: str) -> None:
+        from graphlab.check import check  # import cost: access facts may start Taichi
+
+        check(graph, target=target, access=access)  # type: ignore[arg-type]
+
+    def memory_plan(self, graph: Graph, **shapes: Any) -> MemoryPlan:
+        from graphlab.memory import memory_plan  # import cost: data-flow facts
+
+        return memory_plan(graph, **shapes)
+
+    def render(self, graph: Graph, *, view: str, highlight: str | None, **options: Any) -> Any:
+        from graphlab.render import render  # import cost: graphviz
+
+        return render(graph, view=view, highlight=highlight, **options)  # type: ignore[arg-type]
+
+    def mimebundle(self, graph: Graph) -> dict[str, Any]:
+        from graphlab.render import mimebundle  # import cost: graphviz
+
+        return mimebundle(graph)
+
+    def dataflow(self, graph: Graph, *, access: str) -> nx.DiGraph:
+        from graphlab.dataflow import dataflow_graph  # import cost: access facts may start Taichi
+
+        return dataflow_graph(graph, access=access)  # type: ignore[arg-type]
+
+    def compile(self, graph: Graph) -> CompiledGraph:
+        from graphlab.compiled import compile_graph  # import cost: Taichi
+
+        return compile_graph(graph)
+
+    def debug(self, graph: Graph, values: Mapping[str, Any] | None, **kwargs: Any) -> DebugSession:
+        from graphlab.debug.session import DebugSession  # import cost: Taichi
+
+        return DebugSession(graph, values, **kwargs)
+
+    def save(self, graph: Graph, path: Any) -> None:
+        from graphlab.graphfile import save
+
+        save(graph, path)
+
+    def to_dict(self, graph: Graph) -> dict[str, Any]:
+        from graphlab.graphfile import to_dict
+
+        return to_dict(graph)
+
+    def to_code(self, graph: Graph) -> str:
+        from graphlab.codegen import to_code
+
+        return to_code(graph)
+
+
+model.USES = Uses()

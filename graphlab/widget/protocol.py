@@ -1,0 +1,827 @@
+"""The widget's wire protocol, declared once: the synced traits' payloads and the custom messages.
+
+Every record the notebook widget sends or receives is a ``TypedDict`` here, so the one declaration
+serves both sides:
+
+- Python checks what the front-end sends against it (:mod:`graphlab.widget.messages` reads the
+  fields, which are required and their defaults from these classes, and refuses anything else);
+- the front-end's TypeScript types are generated from it (:mod:`graphlab.widget.protocol_ts` writes
+  ``extension/src/protocol.gen.ts``; a test fails when the committed file is not what it writes).
+
+Synced traits carry state (Python is the single writer, except ``error``, which the banner may
+clear). Custom messages carry intents: the front-end never edits the graph itself, it asks Python,
+which edits the model through its API and sends the new state back as traits. The debug, inspect and
+export panels work the same way over a Python debug session and ``gl.export``/``gl.verify``; arrays
+(pictures, pages of values) travel as bytes, never JSON lists.
+
+Conventions the generator and the checks rely on: ``__all__`` lists the wire types in the order the
+TypeScript declares them; ``NotRequired[...]`` marks a field that may be left out, and in a message
+from the front-end it wraps ``Annotated[type, Default(value)]``, the value Python assumes; a string
+after a field or an alias documents it (it becomes the TypeScript doc comment). Records with a field
+named like a Python keyword (``while``, ``from``) use the functional ``TypedDict("Name", {...})``
+form. Vocabularies that belong to the model (arg kinds, roles, severities) are imported from the
+modules that define them, so a new value shows up here by itself; the debugger's (stop reasons,
+breakpoint kinds) are repeated here, because importing :mod:`graphlab.debug` would import Taichi with
+the widget, and a test holds them equal.
+"""
+
+import sys
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from graphlab.diagnostics import Severity
+from graphlab.spec import ArgKind, Role
+from graphlab.widget.inspection import PictureKind
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired, TypedDict
+else:  # pragma: no cover - Python 3.10: typing's TypedDict does not know NotRequired
+    from typing_extensions import NotRequired, TypedDict
+
+__all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sections named by the comments
+    # traits: Python -> front-end
+    "ArgKind",
+    "ParamKind",
+    "Role",
+    "Severity",
+    "ArgView",
+    "ParamView",
+    "NodeBase",
+    "DispatchView",
+    "SequenceView",
+    "LoopView",
+    "CondView",
+    "BranchView",
+    "NodeView",
+    "ContainerView",
+    "GraphView",
+    "KernelView",
+    "DiagnosticView",
+    "HistoryView",
+    # the debug panel: the `debugger` trait
+    "StopReason",
+    "BreakKind",
+    "Every",
+    "Num",
+    "PositionView",
+    "BreakpointView",
+    "FaultView",
+    "NonfiniteView",
+    "NodeTimeView",
+    "DecisionView",
+    "WatchView",
+    "DebugView",
+    # the inspect panel: `inspect` and its three byte traits
+    "PictureKind",
+    "StatsView",
+    "PictureView",
+    "DiffView",
+    "PageView",
+    "InspectView",
+    # the export panel: the `export` trait
+    "ExportArch",
+    "OutputDiffView",
+    "VerifyView",
+    "ExportView",
+    "Traits",
+    # custom messages: front-end -> Python
+    "ArgSpec",
+    "BindTarget",
+    "EditBase",
+    "DispatchEdit",
+    "RemoveEdit",
+    "MoveEdit",
+    "RebindEdit",
+    "RenameEdit",
+    "SetRepeatEdit",
+    "GroupEdit",
+    "NewArgEdit",
+    "EditMessage",
+    "DebugAction",
+    "DebugStart",
+    "DebugControl",
+    "DebugGoto",
+    "DebugMessage",
+    "BreakpointToggle",
+    "BreakpointCondition",
+    "BreakpointRemove",
+    "BreakpointMessage",
+    "WatchAdd",
+    "WatchRemove",
+    "WatchMessage",
+    "InspectMessage",
+    "ExportMessage",
+    "PanelMessage",
+    "UndoMessage",
+    "RedoMessage",
+    "SelectMessage",
+    "ClientMessage",
+    # custom messages: Python -> front-end
+    "ReplyMessage",
+    "ServerMessage",
+]
+
+
+@dataclass(frozen=True)
+class Default:
+    """What Python assumes for a message field the front-end leaves out (the field is ``NotRequired``)."""
+
+    value: Any
+
+
+#: The field that names a message's operation, where one kind has several (edits, breakpoints and
+#: watches have an ``op``, the debugger an ``action``).
+OPERATION_FIELDS = ("op", "action")
+
+
+# --- traits: Python -> front-end -----------------------------------------------------------------------
+
+ParamKind = ArgKind | Literal["template", "struct", "unknown"]
+"""What a kernel parameter takes: an arg kind, or what no arg can bind (``ti.template()``, a struct)."""
+
+
+class ArgView(TypedDict):
+    """A symbolic arg of the graph (``graphlab.spec.Arg``)."""
+
+    name: str
+    kind: ArgKind
+    dtype: str | None
+    ndim: int
+    element_shape: list[int]
+    fmt: str | None
+    role: Role
+    shape: list[int | str] | None
+    """Declared shape: ints and symbolic dim names; null accepts any shape."""
+    label: str
+    """``ndarray vec2 f32, ndim=1``"""
+
+
+class ParamView(TypedDict):
+    """A kernel parameter (``graphlab.kernels.Param``); null fields are left open by the annotation."""
+
+    name: str
+    kind: ParamKind
+    dtype: str | None
+    ndim: int | None
+    element_shape: list[int] | None
+    fmt: str | None
+    label: str
+
+
+class NodeBase(TypedDict):
+    """What every node of the ``graph`` trait has."""
+
+    id: str
+    """Path id: ``init``, ``substep/p2g``."""
+    name: str
+    parent: str | None
+    """Id of the sequence use holding this node; null at the top level."""
+    index: int
+    """Position among its siblings."""
+
+
+class DispatchView(NodeBase):
+    """A kernel dispatch."""
+
+    kind: Literal["dispatch"]
+    kernel: str
+    """``module:qualname``"""
+    kernel_name: str
+    params: list[ParamView]
+    bindings: dict[str, str | None]
+    """Parameter name -> bound arg name (null: unbound), in parameter order."""
+
+
+class SequenceView(NodeBase):
+    """A use of a sequence definition, repeated ``repeat`` times."""
+
+    kind: Literal["sequence"]
+    sequence: str
+    """Name of the sequence definition this node uses."""
+    repeat: int
+    children: list[str]
+
+
+# ``while`` is a Python keyword, hence the functional form (which cannot extend NodeBase).
+LoopView = TypedDict(
+    "LoopView",
+    {
+        "id": str,
+        "name": str,
+        "parent": str | None,
+        "index": int,
+        "kind": Literal["loop"],
+        "sequence": str,
+        "while": str | None,
+        "count": str | None,
+        "max_iter": int | None,
+        "children": list[str],
+    },
+)
+"""A loop: its body (a sequence definition) ``count`` times, or while the flag ``while`` is non-zero."""
+
+
+class CondView(NodeBase):
+    """A conditional on a one-element i32 flag; its children are its ``branch`` nodes (``then``, ``else``)."""
+
+    kind: Literal["cond"]
+    flag: str
+    children: list[str]
+
+
+class BranchView(NodeBase):
+    """One branch of a conditional (``decide/then``): a container, not a node of the model."""
+
+    kind: Literal["branch"]
+    sequence: str
+    children: list[str]
+
+
+NodeView = DispatchView | SequenceView | LoopView | CondView | BranchView
+"""A node of the ``graph`` trait, told apart by its ``kind``."""
+
+ContainerView = SequenceView | LoopView | CondView | BranchView
+"""Nodes that hold other nodes."""
+
+
+class GraphView(TypedDict):
+    """The ``graph`` trait: a JSON view of the model."""
+
+    name: str
+    version: int
+    """Bumped by every edit (``Graph.version``)."""
+    args: list[ArgView]
+    nodes: list[NodeView]
+    """Every node, depth first in program order."""
+    body: list[str]
+    """Ids of the top-level nodes, in order."""
+
+
+class KernelView(TypedDict):
+    """One entry of the ``palette`` trait (``graphlab.kernels.KernelInfo``)."""
+
+    name: str
+    ref: str
+    params: list[ParamView]
+    returns: bool
+    dispatchable: bool
+    why_not: str | None
+
+
+class DiagnosticView(TypedDict):
+    """One entry of the ``diagnostics`` trait (``graphlab.diagnostics.Diagnostic``)."""
+
+    code: str
+    severity: Severity
+    message: str
+    node: str | None
+    arg: str | None
+    hint: str | None
+
+
+class HistoryView(TypedDict):
+    """The ``history`` trait: labels of what undo and redo would do, the next one last."""
+
+    undo: list[str]
+    redo: list[str]
+
+
+# --- the debug panel: the `debugger` trait -----------------------------------------------------------
+
+StopReason = Literal["step", "breakpoint", "condition", "end", "nonfinite", "fault", "start"]
+"""Why the session stopped (``graphlab.debug.report.StopReason``)."""
+
+BreakKind = Literal["node", "step", "repetition", "sequence", "condition"]
+"""What a breakpoint stops at (``graphlab.debug.breakpoints.BreakKind``)."""
+
+Every = Literal["repetition", "dispatch"]
+"""How often a condition is checked (``graphlab.debug.breakpoints.Every``)."""
+
+Num = float | Literal["nan", "inf", "-inf"]
+"""A number as JSON carries it; NaN and infinities travel as strings."""
+
+
+class PositionView(TypedDict):
+    """Where the session stands: ``index`` dispatches have run; ``step_id`` runs next (null at the end)."""
+
+    index: int
+    total: int
+    step_id: str | None
+    node_id: str | None
+    """Definition-level id of the next dispatch (``substep/p2g``): the node drawn as current."""
+    last_step_id: str | None
+    total_known: bool
+    """False while a graph with loops or conditionals has not run to its end in this session: ``total``
+    then counts the steps recorded so far (the session records its timeline as it decides)."""
+
+
+class BreakpointView(TypedDict):
+    """A breakpoint of the session."""
+
+    id: int
+    kind: BreakKind
+    target: str
+    """A node, step, repetition or sequence id; the expression of a condition."""
+    every: Every | None
+    enabled: bool
+    hits: int
+
+
+class FaultView(TypedDict):
+    """A dispatch that raised; the session stayed before it, its buffers restored."""
+
+    index: int
+    step_id: str
+    node_id: str
+    kernel: str
+    error: str
+
+
+class NonfiniteView(TypedDict):
+    """The dispatch that first left NaN/Inf in a buffer (null step: there before the hunt)."""
+
+    step_id: str | None
+    node_id: str | None
+    buffer: str
+    nan: int
+    inf: int
+    first_index: list[int] | None
+
+
+class NodeTimeView(TypedDict):
+    """A node's stepped dispatches, summed (seconds)."""
+
+    node_id: str
+    kernel: str
+    calls: int
+    total_s: float
+    mean_s: float
+    share: float
+
+
+class DecisionView(TypedDict):
+    """A control point the session passed: the flag the host read, and what it chose."""
+
+    index: int
+    """Dispatches run before the read."""
+    node_id: str
+    scope: str
+    """This run of the conditional or loop (``outer[1]/solve``)."""
+    kind: Literal["cond", "loop"]
+    value: int
+    outcome: str
+    """``then``, ``else``, ``skip``; ``again``, ``done``, ``limit``."""
+
+
+class WatchView(TypedDict):
+    """A watched expression and its value at the position."""
+
+    text: str
+    value: Num | bool | None
+
+
+class DebugView(TypedDict):
+    """The ``debugger`` trait: the session the panel shows (``active`` false when none runs)."""
+
+    session: int
+    """Sessions are numbered from 1; panel messages name the number they were made for."""
+    active: bool
+    ended: str
+    """Why the last session ended ("" while one runs)."""
+    position: PositionView | None
+    reason: StopReason | None
+    message: str
+    """One line about the last stop."""
+    note: str
+    breakpoints: list[BreakpointView]
+    watches: list[WatchView]
+    fault: FaultView | None
+    faults: list[FaultView]
+    """The last fault of each node that raised in this session."""
+    nonfinite: NonfiniteView | None
+    timing: list[NodeTimeView]
+    buffers: list[str]
+    """The buffers (ndarray args) that can be inspected."""
+    decisions: list[DecisionView]
+    """The latest control-flow decisions up to the position (graphs with loops or conditionals)."""
+
+
+# --- the inspect panel: `inspect` and its three byte traits --------------------------------------------
+
+
+class StatsView(TypedDict):
+    """Device statistics of a buffer or one of its components."""
+
+    label: str
+    count: int
+    finite: int
+    min: Num | None
+    max: Num | None
+    mean: Num | None
+    std: Num | None
+    nan: int
+    inf: int
+    zeros: int
+    first_nonfinite: list[int] | None
+
+
+class PictureView(TypedDict):
+    """The header of a picture's bytes: little-endian ``dtype`` values laid out as ``shape`` (heat map
+    ``[h, w]``; line ``[n, 2]`` of (min, max) per bucket; scatter ``[n, 2]`` of (x, y)). ``step`` is the
+    source elements per value along each axis (downsampling); ``origin`` the fixed leading indexes of
+    a 2-D slice of a 3-D or higher field."""
+
+    kind: PictureKind
+    dtype: Literal["f32", "f64"]
+    shape: list[int]
+    step: list[int]
+    origin: list[int]
+    label: str
+    note: str
+
+
+# ``from`` is a Python keyword, hence the functional form.
+DiffView = TypedDict(
+    "DiffView",
+    {
+        "from": int,
+        "to": int,
+        "count": int,
+        "changed": int,
+        "max_abs": Num | None,
+        "max_rel": Num | None,
+        "nonfinite_mismatch": int,
+        "first_changed": list[int] | None,
+        "picture": PictureView,
+    },
+)
+"""How the buffer changed from position ``from`` to ``to`` (the previous position the session stood at)."""
+
+
+class PageView(TypedDict):
+    """The header of ``inspect_page``: ``count`` field elements from ``offset``, each with ``columns`` f64 values."""
+
+    page: int
+    pages: int
+    size: int
+    offset: int
+    count: int
+    total: int
+    columns: list[str]
+
+
+class InspectView(TypedDict):
+    """The ``inspect`` trait (``buffer`` null: nothing to inspect; ``problem`` says why when known)."""
+
+    session: int
+    buffer: str | None
+    problem: NotRequired[str]
+    position: NotRequired[int]
+    dtype: NotRequired[str]
+    shape: NotRequired[list[int]]
+    element_shape: NotRequired[list[int]]
+    last_writer: NotRequired[str | None]
+    component: NotRequired[int | None]
+    """The component pictured (flat index), or null for the element's norm."""
+    components: NotRequired[list[str]]
+    stats: NotRequired[StatsView]
+    component_stats: NotRequired[list[StatsView]]
+    picture: NotRequired[PictureView]
+    diff: NotRequired[DiffView | None]
+    page: NotRequired[PageView]
+
+
+# --- the export panel: the `export` trait ----------------------------------------------------------------
+
+ExportArch = Literal["x64", "vulkan", "cuda"]
+"""A target of ``gl.export(arch=)``."""
+
+
+class OutputDiffView(TypedDict):
+    """How one output of the exported module compared with Python's."""
+
+    name: str
+    dtype: str
+    shape: list[int]
+    max_abs: float
+    max_rel: float
+    mismatched: int
+    passed: bool
+
+
+class VerifyView(TypedDict):
+    """The verdict of ``gl.verify`` on the exported module."""
+
+    passed: bool
+    identical: bool
+    text: str
+    """The report as text (``str(gl.verify(...))``)."""
+    outputs: list[OutputDiffView]
+    notes: list[str]
+
+
+class ExportView(TypedDict):
+    """The ``export`` trait: the export panel's state, progress, files written and verification."""
+
+    run: int
+    """Exports are numbered from 1 (0: none yet)."""
+    state: Literal["idle", "running", "done", "failed"]
+    targets: list[ExportArch]
+    default_arch: ExportArch
+    default_path: str
+    arch: ExportArch | None
+    path: str | None
+    stage: str
+    fraction: float
+    """0..1 over export and verification."""
+    files: list[str]
+    """Files written, relative to ``path``."""
+    result: str
+    verify: VerifyView | None
+    error: str | None
+    seconds: float
+
+
+class Traits(TypedDict):
+    """Every synced trait of ``GraphEditor``, by name. Bytes arrive as a DataView (null until the first sync)."""
+
+    graph: GraphView
+    palette: list[KernelView]
+    dot: str
+    diagnostics: list[DiagnosticView]
+    error: str
+    selected: str
+    history: HistoryView
+    debugger: DebugView
+    inspect: InspectView
+    inspect_picture: bytes
+    inspect_diff: bytes
+    inspect_page: bytes
+    export: ExportView
+
+
+# --- custom messages: front-end -> Python --------------------------------------------------------------
+
+
+class ArgSpec(TypedDict):
+    """The spec of a new arg (``graphlab.spec.Arg``'s fields)."""
+
+    name: str
+    kind: ArgKind
+    dtype: NotRequired[Annotated[str | None, Default(None)]]
+    ndim: NotRequired[Annotated[int, Default(0)]]
+    element_shape: NotRequired[Annotated[list[int], Default([])]]
+    fmt: NotRequired[Annotated[str | None, Default(None)]]
+    role: NotRequired[Annotated[Role, Default("state")]]
+    shape: NotRequired[Annotated[list[int | str] | None, Default(None)]]
+    """Ints and symbolic dim names; null accepts any shape."""
+
+
+class BindTarget(TypedDict):
+    """The parameter a new arg is bound to."""
+
+    node: str
+    param: str
+
+
+class EditBase(TypedDict):
+    """Every edit carries a request number that the reply echoes."""
+
+    kind: Literal["edit"]
+    request: int
+
+
+class DispatchEdit(EditBase):
+    """``graph.insert(kernel, index=, into=, name=, bindings=)``"""
+
+    op: Literal["dispatch"]
+    kernel: str
+    bindings: NotRequired[Annotated[dict[str, str | None], Default({})]]
+    into: NotRequired[Annotated[str | None, Default(None)]]
+    index: NotRequired[Annotated[int | None, Default(None)]]
+    name: NotRequired[Annotated[str | None, Default(None)]]
+
+
+class RemoveEdit(EditBase):
+    """``graph.remove(node)``"""
+
+    op: Literal["remove"]
+    node: str
+
+
+class MoveEdit(EditBase):
+    """``graph.move(node, index)``: a new position among its siblings."""
+
+    op: Literal["move"]
+    node: str
+    index: int
+
+
+class RebindEdit(EditBase):
+    """``graph.rebind(node, param, arg)``; arg null unbinds."""
+
+    op: Literal["rebind"]
+    node: str
+    param: str
+    arg: str | None
+
+
+class RenameEdit(EditBase):
+    """``graph.rename(node, name)``"""
+
+    op: Literal["rename"]
+    node: str
+    name: str
+
+
+class SetRepeatEdit(EditBase):
+    """``graph.set_repeat(node, repeat)``"""
+
+    op: Literal["set_repeat"]
+    node: str
+    repeat: int
+
+
+class GroupEdit(EditBase):
+    """``graph.group(nodes, name, repeat=)``: consecutive siblings into a new sequence."""
+
+    op: Literal["group"]
+    nodes: list[str]
+    name: str
+    repeat: NotRequired[Annotated[int, Default(1)]]
+
+
+class NewArgEdit(EditBase):
+    """``graph.declare(Arg(...))``, then ``graph.rebind(bind.node, bind.param, name)`` in the same undo step."""
+
+    op: Literal["new_arg"]
+    arg: ArgSpec
+    bind: NotRequired[Annotated[BindTarget | None, Default(None)]]
+
+
+EditMessage = DispatchEdit | RemoveEdit | MoveEdit | RebindEdit | RenameEdit | SetRepeatEdit | GroupEdit | NewArgEdit
+"""An edit: one call on the graph's editing API, told apart by its ``op``."""
+
+DebugAction = Literal["step", "step_over", "continue", "back", "restart", "find_nonfinite", "stop"]
+"""How the debugger moves a running session (``stop`` ends it)."""
+
+
+class DebugStart(TypedDict):
+    """Start a session with the values the editor was given (``gl.editor(g, values=...)``)."""
+
+    kind: Literal["debug"]
+    request: int
+    action: Literal["start"]
+
+
+class DebugControl(TypedDict):
+    """Move the session (the debugger's messages name the session they were made for; another one
+    refuses them as stale)."""
+
+    kind: Literal["debug"]
+    request: int
+    action: DebugAction
+    session: int
+
+
+class DebugGoto(TypedDict):
+    """Travel to a position 0..total (the timeline)."""
+
+    kind: Literal["debug"]
+    request: int
+    action: Literal["goto"]
+    session: int
+    target: int
+
+
+DebugMessage = DebugStart | DebugControl | DebugGoto
+"""The debugger's messages, told apart by their ``action``."""
+
+
+class BreakpointToggle(TypedDict):
+    """Set, or remove, the location breakpoint on a node, sequence or step id."""
+
+    kind: Literal["breakpoint"]
+    request: int
+    op: Literal["toggle"]
+    session: int
+    node: str
+
+
+class BreakpointCondition(TypedDict):
+    """Stop when an expression over the buffers holds, checked after every repetition or dispatch."""
+
+    kind: Literal["breakpoint"]
+    request: int
+    op: Literal["condition"]
+    session: int
+    expression: str
+    every: NotRequired[Annotated[Every, Default("repetition")]]
+
+
+class BreakpointRemove(TypedDict):
+    """Remove a breakpoint by its id."""
+
+    kind: Literal["breakpoint"]
+    request: int
+    op: Literal["remove"]
+    session: int
+    id: int
+
+
+BreakpointMessage = BreakpointToggle | BreakpointCondition | BreakpointRemove
+
+
+class WatchAdd(TypedDict):
+    """Watch an expression over the buffers."""
+
+    kind: Literal["watch"]
+    request: int
+    op: Literal["add"]
+    session: int
+    expression: str
+
+
+class WatchRemove(TypedDict):
+    """Stop watching an expression."""
+
+    kind: Literal["watch"]
+    request: int
+    op: Literal["remove"]
+    session: int
+    expression: str
+
+
+WatchMessage = WatchAdd | WatchRemove
+
+
+class InspectMessage(TypedDict):
+    """Choose what the inspect panel shows."""
+
+    kind: Literal["inspect"]
+    request: int
+    session: int
+    buffer: str
+    component: NotRequired[Annotated[int | None, Default(None)]]
+    """A component index, or null for the element's norm."""
+    page: NotRequired[Annotated[int, Default(0)]]
+
+
+class ExportMessage(TypedDict):
+    """Export the graph (``gl.export``), then verify the module (``gl.verify``)."""
+
+    kind: Literal["export"]
+    request: int
+    arch: ExportArch
+    path: str
+    overwrite: NotRequired[Annotated[bool, Default(False)]]
+    verify: NotRequired[Annotated[bool, Default(True)]]
+    cpu_threads: NotRequired[Annotated[int | None, Default(None)]]
+    dims: NotRequired[Annotated[dict[str, int], Default({})]]
+    """Sizes of symbolic dims, by name."""
+
+
+PanelMessage = DebugMessage | BreakpointMessage | WatchMessage | InspectMessage | ExportMessage
+"""The debug, inspect and export panels' messages; each carries a request number the reply echoes."""
+
+
+class UndoMessage(TypedDict):
+    """Undo the last edit."""
+
+    kind: Literal["undo"]
+    request: NotRequired[int]
+
+
+class RedoMessage(TypedDict):
+    """Redo the last undone edit."""
+
+    kind: Literal["redo"]
+    request: NotRequired[int]
+
+
+class SelectMessage(TypedDict):
+    """Select a node (null or "" clears the selection)."""
+
+    kind: Literal["select"]
+    node: str | None
+    request: NotRequired[int]
+
+
+ClientMessage = EditMessage | UndoMessage | RedoMessage | SelectMessage | PanelMessage
+"""Every message the front-end sends."""
+
+
+# --- custom messages: Python -> front-end ----------------------------------------------------------------
+
+
+class ReplyMessage(TypedDict):
+    """The answer to a message: ``ok``, or why nothing was changed."""
+
+    kind: Literal["reply"]
+    request: int | None
+    ok: bool
+    error: str | None
+
+
+ServerMessage = ReplyMessage
+"""Every message Python sends."""
