@@ -21,7 +21,7 @@ Examples
 ...     for i in x:
 ...         y[i] += a * x[i]
 >>> dict(kernel_access(axpy, source="ast"))
-{'x': <Access.READ: 1>, 'y': <Access.READ_WRITE: 3>}
+{'x': <AccessFlag.READ: 1>, 'y': <AccessFlag.READ_WRITE: 3>}
 """
 
 import ast
@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from graphlab.aotfiles import metadata_file
 from graphlab.bridge import is_taichi_function, is_wrapped_kernel
 from graphlab.carry import (
     CarryError,
@@ -52,7 +53,7 @@ from graphlab.carry import (
 )
 from graphlab.errors import GraphlabError, KernelError, ToolMissingError
 
-__all__ = ["Access", "AccessError", "AccessReport", "ArraySpec", "kernel_access", "kernels_access"]
+__all__ = ["AccessError", "AccessFlag", "AccessReport", "ArraySpec", "kernel_access", "kernels_access"]
 
 Source = Literal["auto", "vulkan", "ast"]
 _CACHE_FORMAT = 1
@@ -65,7 +66,7 @@ _PURE_METHODS = frozenset({
 })  # fmt: skip
 
 
-class Access(enum.IntFlag):
+class AccessFlag(enum.IntFlag):
     """How a kernel uses a buffer parameter; the values are Taichi's own ``arr_access`` flags."""
 
     NONE = 0
@@ -91,19 +92,19 @@ class ArraySpec:
 
 
 @dataclass(frozen=True, eq=False)
-class AccessReport(Mapping[str, Access]):
+class AccessReport(Mapping[str, AccessFlag]):
     """Access per buffer parameter of one kernel, and where the answer came from.
 
-    It is a read-only mapping ``{param: Access}``; ``source`` is ``"vulkan"`` or ``"ast"``,
+    It is a read-only mapping ``{param: AccessFlag}``; ``source`` is ``"vulkan"`` or ``"ast"``,
     ``note`` says why the source code was used where Vulkan was wanted.
     """
 
     ref: str
-    params: Mapping[str, Access]
+    params: Mapping[str, AccessFlag]
     source: Literal["vulkan", "ast"]
     note: str | None = None
 
-    def __getitem__(self, name: str) -> Access:
+    def __getitem__(self, name: str) -> AccessFlag:
         return self.params[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -129,8 +130,8 @@ def _buffer_params(kernel: Callable[..., Any]) -> dict[str, str]:
     return {name: kind for name, kind in kinds.items() if kind in ("ndarray", "texture", "rw_texture")}
 
 
-def _texture_access(kind: str) -> Access:
-    return Access.READ if kind == "texture" else Access.READ_WRITE
+def _texture_access(kind: str) -> AccessFlag:
+    return AccessFlag.READ if kind == "texture" else AccessFlag.READ_WRITE
 
 
 # ---------------------------------------------------------------- source: ast
@@ -179,33 +180,33 @@ def _callee_param(
 
 
 def _call_use(call: ast.Call, arg: ast.expr, kw: ast.keyword | None, scope: Mapping[str, object],
-              depth: int, element: bool) -> Access:
+              depth: int, element: bool) -> AccessFlag:
     """Access through passing a buffer (or one of its elements) to a call."""
     callee = _resolve(call.func, scope)
     name = getattr(callee, "__name__", "")
     module = _module_of(callee)
     if module == "taichi" or module.startswith("taichi."):
         if name.startswith("atomic_"):
-            return Access.READ_WRITE if call.args and call.args[0] is arg else Access.READ
+            return AccessFlag.READ_WRITE if call.args and call.args[0] is arg else AccessFlag.READ
         if name == "grouped" and not element:
-            return Access.NONE
-        return Access.READ if element else Access.READ_WRITE
+            return AccessFlag.NONE
+        return AccessFlag.READ if element else AccessFlag.READ_WRITE
     if module in ("builtins", "math") and element:
-        return Access.READ
+        return AccessFlag.READ
     if not is_taichi_function(callee) or depth >= _MAX_DEPTH:
-        return Access.READ_WRITE
+        return AccessFlag.READ_WRITE
     func = callee.__wrapped__  # type: ignore[attr-defined]
     param = _callee_param(func, call, arg, kw)
     if param is None:
-        return Access.READ_WRITE
+        return AccessFlag.READ_WRITE
     if element and not _by_reference(func, param):
-        return Access.READ
+        return AccessFlag.READ
     fdef, inner = _parse(callee)  # type: ignore[arg-type]
     return _uses(fdef, param, inner, depth + 1, element=element)
 
 
 def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str, object], depth: int,
-         element: bool) -> Access:
+         element: bool) -> AccessFlag:
     """Access through one load of the name: climb ``x[i].y[j]`` to its top and look at its use."""
     top: ast.expr = name
     indexed = element
@@ -219,10 +220,10 @@ def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str,
             is_method = isinstance(call, ast.Call) and call.func is parent
             if not indexed:  # an attribute of the buffer itself
                 if parent.attr in _METADATA_ATTRS:
-                    return Access.NONE
-                return Access.WRITE if is_method and parent.attr == "fill" else Access.READ_WRITE
+                    return AccessFlag.NONE
+                return AccessFlag.WRITE if is_method and parent.attr == "fill" else AccessFlag.READ_WRITE
             if is_method:
-                return Access.READ if parent.attr in _PURE_METHODS else Access.READ_WRITE
+                return AccessFlag.READ if parent.attr in _PURE_METHODS else AccessFlag.READ_WRITE
             top = parent
             continue
         break
@@ -230,9 +231,9 @@ def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str,
         holder = parents.get(top)
         while isinstance(holder, (ast.Tuple, ast.List, ast.Starred)):
             holder = parents.get(holder)
-        return Access.READ_WRITE if isinstance(holder, ast.AugAssign) else Access.WRITE
+        return AccessFlag.READ_WRITE if isinstance(holder, ast.AugAssign) else AccessFlag.WRITE
     if isinstance(top.ctx, ast.Del):  # type: ignore[attr-defined]
-        return Access.READ_WRITE
+        return AccessFlag.READ_WRITE
     parent = parents.get(top)
     kw = parent if isinstance(parent, ast.keyword) else None
     if kw is not None:
@@ -240,30 +241,30 @@ def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str,
     if isinstance(parent, ast.Call) and parent.func is not top:
         return _call_use(parent, top, kw, scope, depth, indexed)
     if indexed:
-        return Access.READ
+        return AccessFlag.READ
     if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is top:
-        return Access.NONE  # a struct-for over the buffer's shape
-    return Access.READ_WRITE  # aliased, returned, ...: not modelled
+        return AccessFlag.NONE  # a struct-for over the buffer's shape
+    return AccessFlag.READ_WRITE  # aliased, returned, ...: not modelled
 
 
 def _uses(fdef: ast.FunctionDef, name: str, scope: Mapping[str, object], depth: int,
-          *, element: bool = False) -> Access:
+          *, element: bool = False) -> AccessFlag:
     """Access to ``name`` (a buffer, or an element if ``element``) in a function body."""
     parents = {child: node for node in ast.walk(fdef) for child in ast.iter_child_nodes(node)}
-    found = Access.NONE
+    found = AccessFlag.NONE
     for stmt in fdef.body:
         for node in ast.walk(stmt):
             if not isinstance(node, ast.Name) or node.id != name:
                 continue
             if not isinstance(node.ctx, ast.Load):
-                return Access.READ_WRITE  # the name is rebound: an alias we do not follow
+                return AccessFlag.READ_WRITE  # the name is rebound: an alias we do not follow
             found |= _use(node, parents, scope, depth, element)
-            if found == Access.READ_WRITE:
+            if found == AccessFlag.READ_WRITE:
                 return found
     return found
 
 
-def _ast_access(kernel: Callable[..., Any]) -> dict[str, Access]:
+def _ast_access(kernel: Callable[..., Any]) -> dict[str, AccessFlag]:
     params = _buffer_params(kernel)
     fdef, scope = _parse(kernel)
     return {
@@ -327,7 +328,7 @@ def _vulkan_child(request: Mapping[str, Any]) -> dict[str, Any]:
     folder = Path(request["workdir"], "aot")
     folder.mkdir()
     module.save(str(folder))
-    meta = json.loads((folder / "metadata.json").read_text())
+    meta = json.loads((folder / metadata_file("vulkan")).read_text())
     access = {}
     for k in meta["kernels"]:
         ctx = k["ctx_attribs"]
@@ -359,9 +360,9 @@ def _spec_json(spec: Any, where: str) -> dict[str, Any]:
     return out
 
 
-def _from_metadata(kernel: Callable[..., Any], entry: Mapping[str, Any]) -> dict[str, Access]:
+def _from_metadata(kernel: Callable[..., Any], entry: Mapping[str, Any]) -> dict[str, AccessFlag]:
     """Map Vulkan's ``{arg index: flags}`` to parameter names: the index is the parameter's position."""
-    out: dict[str, Access] = {}
+    out: dict[str, AccessFlag] = {}
     from graphlab.bridge.types import kernel_parameters
 
     kinds = _buffer_params(kernel)
@@ -379,12 +380,12 @@ def _from_metadata(kernel: Callable[..., Any], entry: Mapping[str, Any]) -> dict
                 f"expected {name!r}; this Taichi version lays out metadata.json differently: use "
                 "source='ast'"
             )
-        out[name] = Access(entry["flags"].get(str(index), Access.READ_WRITE))
+        out[name] = AccessFlag(entry["flags"].get(str(index), AccessFlag.READ_WRITE))
     return out
 
 
 def _vulkan_access(kernels: list[Callable[..., Any]], specs: Mapping[str, Mapping[str, Any]]
-                   ) -> tuple[dict[str, dict[str, Access]], dict[str, str]]:
+                   ) -> tuple[dict[str, dict[str, AccessFlag]], dict[str, str]]:
     """Run one child for all ``kernels``: access per ref, and the Taichi error per failed ref."""
     refs = [kernel_ref(k) for k in kernels]
     request = {
@@ -406,7 +407,7 @@ def _vulkan_access(kernels: list[Callable[..., Any]], specs: Mapping[str, Mappin
 
 
 # ---------------------------------------------------------------- caches
-_MEMO: dict[str, dict[str, Access]] = {}  # fingerprint -> Vulkan's answer
+_MEMO: dict[str, dict[str, AccessFlag]] = {}  # fingerprint -> Vulkan's answer
 _NO_VULKAN: dict[str, str] = {}  # fingerprint + specs -> why Vulkan could not answer
 _STATE: dict[str, Any] = {"broken": None, "last_child_s": None}
 
@@ -437,17 +438,17 @@ def _cache_dir() -> Path:
     return Path(base) / "graphlab" / "access"
 
 
-def _disk_get(key: str) -> dict[str, Access] | None:
+def _disk_get(key: str) -> dict[str, AccessFlag] | None:
     try:
         data = json.loads((_cache_dir() / f"{key}.json").read_text())
         if data.get("format") != _CACHE_FORMAT:
             return None
-        return {name: Access(flags) for name, flags in data["params"].items()}
+        return {name: AccessFlag(flags) for name, flags in data["params"].items()}
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def _disk_put(key: str, ref: str, params: Mapping[str, Access]) -> None:
+def _disk_put(key: str, ref: str, params: Mapping[str, AccessFlag]) -> None:
     """Write one entry atomically (temp file + rename); a read-only cache folder is not an error."""
     folder = _cache_dir()
     record = {"format": _CACHE_FORMAT, "ref": ref, "params": {k: int(v) for k, v in params.items()}}
@@ -492,7 +493,7 @@ def kernels_access(
     if source not in ("auto", "vulkan", "ast"):
         raise ValueError(f"source={source!r}: expected 'auto', 'vulkan' or 'ast'")
     kernels = list({kernel_ref(_check_kernel(k)): k for k in kernels}.values())
-    answers: dict[str, tuple[dict[str, Access] | None, str | None]] = {}
+    answers: dict[str, tuple[dict[str, AccessFlag] | None, str | None]] = {}
     if source != "ast":
         keys = {kernel_ref(k): _fingerprint(k) for k in kernels}
         answers = _vulkan_answers(kernels, keys, arg_specs or {}, strict=source == "vulkan")
@@ -513,7 +514,7 @@ def kernel_access(
     source: Source = "auto",
     arg_specs: Mapping[str, Any] | None = None,
 ) -> AccessReport:
-    """Access per buffer parameter of one kernel: a mapping ``{param: Access}`` with a ``source``.
+    """Access per buffer parameter of one kernel: a mapping ``{param: AccessFlag}`` with a ``source``.
 
     ``arg_specs`` is ``{param: ArraySpec}``; see :func:`kernels_access`.
     """
@@ -530,9 +531,9 @@ def _check_kernel(kernel: Any) -> Callable[..., Any]:
 
 def _vulkan_answers(kernels: list[Callable[..., Any]], keys: Mapping[str, str],
                     specs: Mapping[str, Mapping[str, Any]], *, strict: bool
-                    ) -> dict[str, tuple[dict[str, Access] | None, str | None]]:
+                    ) -> dict[str, tuple[dict[str, AccessFlag] | None, str | None]]:
     """Vulkan's answer per ref from the caches or one child; ``(None, why)`` where it has none."""
-    out: dict[str, tuple[dict[str, Access] | None, str | None]] = {}
+    out: dict[str, tuple[dict[str, AccessFlag] | None, str | None]] = {}
     todo = []
     for k in kernels:
         ref, key = kernel_ref(k), keys[kernel_ref(k)]

@@ -12,6 +12,10 @@ child in one of two ways:
 What cannot be carried (a field, an ndarray, any live object, a closure cell) is refused with a
 :class:`CarryError` that names the kernel, the global and the fix.
 
+This module is the parent's side: it collects what each kernel needs. The payload records and
+their rebuilding in the child are :mod:`graphlab.payload`'s, running the child is
+:mod:`graphlab.childrun`'s; their public names are re-exported here.
+
 Examples
 --------
 For example, in a notebook cell (this module's own ``from __future__`` import keeps it out of doctests)::
@@ -33,25 +37,28 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
-import importlib
-import importlib.util
-import json
-import linecache
 import math
-import os
-import subprocess
 import sys
-import tempfile
-import textwrap
 import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graphlab.bridge import is_class_kernel, is_taichi_function, is_wrapped_kernel, python_function
-from graphlab.errors import GraphlabError, KernelError
+from graphlab.childrun import ChildRunError, run_child
+from graphlab.payload import (
+    Binding,
+    CarriedSource,
+    CarryError,
+    KernelEntry,
+    KernelPayload,
+    ModuleRef,
+    function_source,
+    load_kernels,
+    resolve,
+    source_digest,
+)
 
 __all__ = [
     "Binding",
@@ -73,116 +80,10 @@ _TAICHI = "_graphlab_taichi"  # the name the carried code uses for the taichi mo
 _PLAIN = (bool, int, float, str, type(None))
 
 
-class CarryError(KernelError):
-    """A kernel cannot be taken to a child process; the message names the global and the fix."""
-
-
-class ChildRunError(GraphlabError, RuntimeError):
-    """A child process failed; ``child_type`` is the child's exception type name (or ``None``)."""
-
-    def __init__(self, message: str, *, child_type: str | None = None) -> None:
-        super().__init__(message)
-        self.child_type = child_type
-
-
-# ---------------------------------------------------------------- payload records (JSON-able)
-@dataclass(frozen=True)
-class ModuleRef:
-    """How the child imports a module: by ``name`` (after adding ``sys_path``) or from ``file``."""
-
-    name: str
-    file: str | None = None
-    sys_path: str | None = None
-    by_path: bool = False
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A global of carried code bound to ``qualname`` in ``home`` (the module itself if ``None``)."""
-
-    name: str
-    home: str
-    qualname: str | None = None
-
-
-@dataclass(frozen=True)
-class CarriedSource:
-    """Code rebuilt in the child as one namespace: the carried part of a ``__main__``-like module."""
-
-    key: str
-    module: str
-    code: str
-    bindings: tuple[Binding, ...] = ()
-
-
-@dataclass(frozen=True)
-class KernelEntry:
-    """One kernel: ``ref`` (``module:qualname``), where it lives in the child, its source digest."""
-
-    ref: str
-    home: str
-    qualname: str
-    sha256: str
-
-
-@dataclass(frozen=True)
-class KernelPayload:
-    """Everything a child needs to rebuild a set of kernels; plain data, JSON-serialisable."""
-
-    kernels: tuple[KernelEntry, ...] = ()
-    modules: tuple[ModuleRef, ...] = ()
-    sources: tuple[CarriedSource, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return plain JSON data (lists, dicts, strings)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> KernelPayload:
-        """Rebuild a payload from :meth:`to_dict`'s output (after a JSON round trip)."""
-        return cls(
-            kernels=tuple(KernelEntry(**k) for k in data.get("kernels", ())),
-            modules=tuple(ModuleRef(**m) for m in data.get("modules", ())),
-            sources=tuple(
-                CarriedSource(
-                    key=s["key"],
-                    module=s["module"],
-                    code=s["code"],
-                    bindings=tuple(Binding(**b) for b in s.get("bindings", ())),
-                )
-                for s in data.get("sources", ())
-            ),
-        )
-
-    @property
-    def refs(self) -> list[str]:
-        """The kernel refs, in the order they were given."""
-        return [k.ref for k in self.kernels]
-
-
 # ---------------------------------------------------------------- introspection helpers
 def kernel_ref(kernel: Callable[..., Any]) -> str:
     """Return ``"module:qualname"``, the name graphlab uses for a kernel across processes."""
     return f"{kernel.__module__}:{kernel.__qualname__}"
-
-
-def function_source(fn: Callable[..., Any]) -> str:
-    """Return the dedented source of a kernel or ``@ti.func``, decorators included.
-
-    Uses Taichi's own inspect shim, which also finds notebook cells (IPython's linecache) and cells
-    run under ``%%time``.
-    """
-    from graphlab.bridge.runtime import source_lines  # Taichi is loaded: fn is a kernel or a @ti.func
-
-    orig = python_function(fn)
-    try:
-        lines = source_lines(orig)
-    except (OSError, TypeError) as exc:
-        raise CarryError(
-            f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: {exc}; define it in a "
-            "module file or a notebook cell"
-        ) from exc
-    return textwrap.dedent("".join(lines))
 
 
 def _function_def(source: str, where: str) -> ast.FunctionDef:
@@ -218,10 +119,6 @@ def referenced_globals(fn: Callable[..., Any]) -> dict[str, object]:
         with contextlib.suppress(ValueError):
             scope[name] = cell.cell_contents
     return {n: scope[n] for n in _loaded_names(fdef) if n in scope}
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.strip().encode()).hexdigest()
 
 
 # ---------------------------------------------------------------- values as code
@@ -351,10 +248,10 @@ class _Carrier:
                 f"kernel {ref} is defined inside a function; define it at the top level of a module "
                 "file or a notebook cell, passing what it closes over as kernel arguments"
             )
-        sha = _digest(function_source(kernel))
+        sha = source_digest(function_source(kernel))
         module = sys.modules.get(kernel.__module__)
         mref = _module_ref(module) if module is not None else None
-        if mref is not None and _resolve(module, qualname) is kernel:
+        if mref is not None and resolve(module, qualname) is kernel:
             self.modules.setdefault(mref.name, mref)
             self.entries.append(KernelEntry(ref, mref.name, qualname, sha))
             return
@@ -446,7 +343,7 @@ class _Carrier:
             return None
         module = sys.modules.get(modname)
         mref = _module_ref(module) if module is not None else None
-        if mref is None or _resolve(module, qualname) is not value:
+        if mref is None or resolve(module, qualname) is not value:
             return None
         self.modules.setdefault(mref.name, mref)
         return mref.name
@@ -463,15 +360,6 @@ class _Carrier:
         if self.namespaces:
             self.modules.setdefault("taichi", ModuleRef("taichi"))
         return KernelPayload(tuple(self.entries), tuple(self.modules.values()), tuple(sources))
-
-
-def _resolve(root: object, qualname: str) -> object:
-    obj = root
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    return obj
 
 
 def carry_kernels(kernels: Iterable[Callable[..., Any]]) -> KernelPayload:
@@ -494,138 +382,3 @@ def carry_kernels(kernels: Iterable[Callable[..., Any]]) -> KernelPayload:
             done.add(id(kernel))
             carrier.add_kernel(kernel)
     return carrier.payload()
-
-
-# ---------------------------------------------------------------- the child side
-def _import(ref: ModuleRef) -> types.ModuleType:
-    if ref.name in sys.modules:
-        return sys.modules[ref.name]
-    if ref.sys_path and ref.sys_path not in sys.path:
-        sys.path.insert(0, ref.sys_path)
-    if not ref.by_path:
-        return importlib.import_module(ref.name)
-    spec = importlib.util.spec_from_file_location(ref.name, ref.file or "")
-    if spec is None or spec.loader is None:
-        raise CarryError(f"cannot import module {ref.name} from {ref.file}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[ref.name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[ref.name]
-        raise
-    return module
-
-
-def _exec_source(src: CarriedSource, module: types.ModuleType, imported: Mapping[str, object]) -> None:
-    """Execute carried code in ``module``'s namespace, its bindings to imported modules set first."""
-    for b in src.bindings:
-        if b.home in imported:
-            home = imported[b.home]
-            setattr(module, b.name, home if b.qualname is None else _resolve(home, b.qualname))
-    # Register the code so that inspect (and Taichi, which parses kernels from source) can read it.
-    linecache.cache[src.key] = (len(src.code), None, src.code.splitlines(keepends=True), src.key)
-    exec(compile(src.code, src.key, "exec", dont_inherit=True), module.__dict__)  # trusted: the parent produced it
-
-
-def load_kernels(payload: KernelPayload | Mapping[str, Any]) -> dict[str, Callable[..., Any]]:
-    """Rebuild the kernels of a payload in this (child) process: ``{ref: kernel}``.
-
-    Imports the recorded modules and executes only the source the parent carried. A kernel whose
-    module file changed since the parent imported it is refused (its source digest differs).
-    """
-    if not isinstance(payload, KernelPayload):
-        payload = KernelPayload.from_dict(payload)
-    imported = {m.name: _import(m) for m in payload.modules}
-    carried = {s.key: types.ModuleType(s.module) for s in payload.sources}
-    homes = {**imported, **carried}
-    for src in payload.sources:
-        _exec_source(src, carried[src.key], imported)
-    for src in payload.sources:  # bindings between carried namespaces, now that all exist
-        for b in src.bindings:
-            if b.home in carried and b.qualname is not None:
-                setattr(carried[src.key], b.name, _resolve(carried[b.home], b.qualname))
-    out: dict[str, Callable[..., Any]] = {}
-    for entry in payload.kernels:
-        kernel = _resolve(homes[entry.home], entry.qualname)
-        if not is_wrapped_kernel(kernel):
-            raise CarryError(f"kernel {entry.ref}: {entry.home} has no kernel {entry.qualname!r}")
-        if _digest(function_source(kernel)) != entry.sha256:  # type: ignore[arg-type]
-            raise CarryError(
-                f"kernel {entry.ref}: its source in {entry.home} differs from the one the parent "
-                "imported; the file changed since: reload the module (importlib.reload) and retry"
-            )
-        out[entry.ref] = kernel  # type: ignore[assignment]
-    return out
-
-
-# ---------------------------------------------------------------- running a child
-_BOOT = "import sys; from graphlab.carry import _child_main; sys.exit(_child_main(sys.argv[1:]))"
-
-
-def run_child(
-    entry: str,
-    request: Mapping[str, Any],
-    *,
-    timeout: float = 600.0,
-    sys_path: Sequence[str] = (),
-) -> dict[str, Any]:
-    """Run ``entry`` (``"module:function"``) on ``request`` in a fresh Python process.
-
-    The function gets the request (JSON data) plus ``"workdir"``, a scratch folder deleted
-    afterwards, and returns JSON data. The child shares nothing with this process: a Taichi crash
-    or a second ``ti.init`` there cannot hurt the notebook. ``sys_path`` entries are importable there.
-
-    Raises
-    ------
-    ChildRunError
-        The child raised (its exception type and message are in the error), crashed or timed out.
-    """
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([package_root, *sys_path, env.get("PYTHONPATH", "")]).rstrip(
-        os.pathsep
-    )
-    with tempfile.TemporaryDirectory(prefix="graphlab-child-") as tmp:
-        req, out = Path(tmp, "request.json"), Path(tmp, "result.json")
-        req.write_text(json.dumps({"entry": entry, "request": dict(request), "workdir": tmp}))
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-c", _BOOT, str(req), str(out)],
-                capture_output=True, text=True, timeout=timeout, env=env, check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise ChildRunError(f"child process for {entry} ran past {timeout:.0f} s; stopped") from exc
-        tail = (proc.stdout + proc.stderr)[-3000:]
-        if not out.is_file():
-            how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else (
-                f"exited with status {proc.returncode}")
-            raise ChildRunError(f"child process for {entry} {how} without a result; its output:\n{tail}")
-        result = json.loads(out.read_text())
-    if "error" in result:
-        err = result["error"]
-        raise ChildRunError(
-            f"child process for {entry} failed: {err['type']}: {err['message']}\n{err['traceback']}",
-            child_type=err["type"],
-        )
-    return result["result"]
-
-
-def _child_main(argv: Sequence[str]) -> int:
-    """Entry point of the child: read the request, call the function, write the result atomically."""
-    import traceback
-
-    req_path, out_path = Path(argv[0]), Path(argv[1])
-    message = json.loads(req_path.read_text())
-    try:
-        modname, _, fname = message["entry"].partition(":")
-        request = dict(message["request"], workdir=message["workdir"])
-        text = json.dumps({"result": getattr(importlib.import_module(modname), fname)(request)})
-        status = 0
-    except Exception as exc:  # reported to the parent, which raises ChildRunError
-        error = {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()[-4000:]}
-        text, status = json.dumps({"error": error}), 1
-    tmp = out_path.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(out_path)
-    return status

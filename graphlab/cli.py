@@ -32,6 +32,9 @@ def load_kernel_module(spec: str) -> ModuleType:
         sys.path.insert(0, str(path.parent.resolve()))
         module_spec.loader.exec_module(module)
         return module
+    here = str(Path.cwd())
+    if here not in sys.path:  # the console script's path starts at its bin folder; `python -m` starts here
+        sys.path.insert(0, here)
     try:
         return importlib.import_module(spec)
     except ImportError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from graphlab.access import AccessFlag
 from graphlab.bridge import runtime as bridge
 from graphlab.check import check
 from graphlab.dataflow import dataflow_facts
@@ -131,7 +132,7 @@ def compile_graph(graph: Graph) -> CompiledGraph:
     plan = build_plan(graph)
     ti_graphs = {segment.id: build_ti_graph(graph, segment.nodes, symbols, segment.name) for segment in plan.segments}
     facts = dataflow_facts(graph)
-    written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & 2}
+    written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & AccessFlag.WRITE}
     return CompiledGraph(graph, plan, ti_graphs, token, written)
 
 

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
+from graphlab.access import AccessFlag, kernels_access
 from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
 
-READ, WRITE = 1, 2
+#: Short names for the flags of :class:`graphlab.access.AccessFlag` (its values are Taichi's).
+READ, WRITE = AccessFlag.READ, AccessFlag.WRITE
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class TraceEntry:
 
     position: int
     node_id: str
-    args: dict[str, int]  # arg name -> READ | WRITE flags, merged over parameters
+    args: dict[str, AccessFlag]  # arg name -> READ | WRITE flags, merged over parameters
     uses: tuple[str, ...]  # enclosing sequence use ids, outermost first
 
 
@@ -44,28 +46,28 @@ class TraceEntry:
 class DataflowFacts:
     """Per-dispatch access by parameter and by arg, and the bounded trace."""
 
-    params: dict[str, dict[str, int]] = field(default_factory=dict)  # node id -> param -> flags
-    args: dict[str, dict[str, int]] = field(default_factory=dict)  # node id -> arg -> flags
+    params: dict[str, dict[str, AccessFlag]] = field(default_factory=dict)  # node id -> param -> flags
+    args: dict[str, dict[str, AccessFlag]] = field(default_factory=dict)  # node id -> arg -> flags
     trace: list[TraceEntry] = field(default_factory=list)
     source: dict[str, str] = field(default_factory=dict)  # kernel ref -> "vulkan" | "ast"
 
     def readers(self, arg: str) -> list[str]:
         """Dispatch ids that read ``arg``."""
-        return [n for n, acc in self.args.items() if acc.get(arg, 0) & READ]
+        return [n for n, acc in self.args.items() if acc.get(arg, AccessFlag.NONE) & READ]
 
     def writers(self, arg: str) -> list[str]:
         """Dispatch ids that write ``arg``."""
-        return [n for n, acc in self.args.items() if acc.get(arg, 0) & WRITE]
+        return [n for n, acc in self.args.items() if acc.get(arg, AccessFlag.NONE) & WRITE]
 
 
-def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+def kernel_accesses(
+    graph: Graph, access: str = "auto"
+) -> tuple[dict[str, dict[str, AccessFlag]], dict[str, str]]:
     """Per-kernel parameter access for every kernel the graph dispatches, and which source answered.
 
     Open annotations (``ti.types.ndarray(ndim=1)``) are compiled with the spec of the first arg
     bound to them, so Taichi's compiler sees the types the graph will really pass.
     """
-    from graphlab.access import kernels_access
-
     kernels = graph.kernels
     if not kernels:
         return {}, {}
@@ -77,7 +79,7 @@ def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, dict[
                 if arg is not None and arg.kind == "ndarray":
                     specs.setdefault(node.kernel.ref, {}).setdefault(param, arg)
     reports = kernels_access([info.fn for info in kernels], source=access, arg_specs=specs)  # type: ignore[arg-type]
-    flags = {ref: {param: int(a) for param, a in report.items()} for ref, report in reports.items()}
+    flags = {ref: dict(report) for ref, report in reports.items()}
     return flags, {ref: report.source for ref, report in reports.items()}
 
 
@@ -93,12 +95,12 @@ def _compute_facts(graph: Graph, access: str) -> DataflowFacts:
     for node_id, node in graph.nodes():
         if not isinstance(node, Dispatch):
             continue
-        params = {p: int(per_kernel.get(node.kernel.ref, {}).get(p, READ | WRITE)) for p, _ in node.bindings}
+        params = {p: per_kernel.get(node.kernel.ref, {}).get(p, AccessFlag.READ_WRITE) for p, _ in node.bindings}
         facts.params[node_id] = params
-        merged: dict[str, int] = {}
+        merged: dict[str, AccessFlag] = {}
         for param, bound in node.bindings:
             if bound is not None and bound in graph.args and graph.args[bound].is_buffer:
-                merged[bound] = merged.get(bound, 0) | params.get(param, READ | WRITE)
+                merged[bound] = merged.get(bound, AccessFlag.NONE) | params.get(param, AccessFlag.READ_WRITE)
         facts.args[node_id] = merged
     facts.trace = list(_expand(graph, facts, None, "", ()))
     for position, entry in enumerate(facts.trace):

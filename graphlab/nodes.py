@@ -7,6 +7,7 @@ definitions; :func:`children` says which, and under which id segment they appear
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -92,3 +93,8 @@ def renamed(node: Node, name: str) -> Node:
     from dataclasses import replace
 
     return replace(node, name=name)
+
+
+def with_bindings(node: Dispatch, bindings: Mapping[str, str | None]) -> Dispatch:
+    """A copy of a dispatch with its parameters bound to ``bindings`` (parameter -> arg name or None)."""
+    return Dispatch(node.name, node.kernel, tuple(bindings.items()))

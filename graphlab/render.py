@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphlab.access import AccessFlag
 from graphlab.check import validate
 from graphlab.errors import GraphError, ToolMissingError
 from graphlab.nodes import Cond, Dispatch, Loop, children
@@ -185,12 +186,12 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
         for param, bound in node.bindings:
             if bound is None or bound not in graph.args:
                 continue
-            flags = flags_by_arg.get(bound, 1) if graph.args[bound].is_buffer else 1
-            if flags == 3:
+            flags = flags_by_arg.get(bound, AccessFlag.READ) if graph.args[bound].is_buffer else AccessFlag.READ
+            if flags == AccessFlag.READ_WRITE:
                 dot.edge(
                     node_id, _arg_node(bound), label=f"RW {param}", dir="both", color=RW_COLOUR, fontcolor=RW_COLOUR
                 )
-            elif flags & 2:
+            elif flags & AccessFlag.WRITE:
                 dot.edge(node_id, _arg_node(bound), label=f"W {param}", color=WRITE_COLOUR, fontcolor=WRITE_COLOUR)
             else:
                 dot.edge(_arg_node(bound), node_id, label=f"R {param}", color=READ_COLOUR, fontcolor=READ_COLOUR)

@@ -16,13 +16,18 @@ How other values are taken (Taichi's own ``run`` refuses them):
 - a ``ti.ndarray`` or ``ti.Texture`` made before ``ti.reset()``/``ti.init()`` raises
   :class:`StaleGraphError` (its memory is gone; Taichi would segfault).
 - numpy arrays or nested lists for matrix args become a ``ti.Matrix`` of the arg's shape.
+
+The checks shared with the exported module's runner (:mod:`graphlab.export.cruntime`): a numpy
+array's dtype and shape (:func:`array_problem`), symbolic dims agreeing across args
+(:func:`dims_problem`) and an int arg's values (:func:`number_problem`) are declared here once;
+each caller raises its own error with its own prefix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -32,6 +37,99 @@ from graphlab.errors import GraphRunError, StaleGraphError
 from graphlab.spec import NUMPY_DTYPES, Arg, is_float
 
 _INT_RANGES = {name: np.iinfo(np.dtype(np_name)) for name, np_name in NUMPY_DTYPES.items() if name[0] in "iu"}
+
+
+__all__ = [
+    "PreparedRun",
+    "Problem",
+    "ValueChecker",
+    "ValueSpec",
+    "array_problem",
+    "dims_problem",
+    "number_problem",
+    "numpy_dtype",
+]
+
+
+class ValueSpec(Protocol):
+    """What a value is checked against: a :class:`graphlab.spec.Arg`, or an arg read from manifest.json."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def dtype(self) -> str | None: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def element_shape(self) -> tuple[int, ...]: ...
+    @property
+    def shape(self) -> tuple[int | str, ...] | None: ...
+
+
+class Problem(NamedTuple):
+    """Why a value does not fit an arg: what was expected, what was given, and the fix."""
+
+    want: str
+    got: str
+    fix: str
+
+
+def numpy_dtype(arg: ValueSpec) -> np.dtype[Any]:
+    """The numpy dtype of an arg's values."""
+    return np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+
+
+def array_problem(arg: ValueSpec, value: np.ndarray) -> Problem | None:
+    """Why a numpy array cannot be ``arg``'s buffer (dtype exactly, ndim and element shape), or None."""
+    want = numpy_dtype(arg)
+    if value.dtype != want:
+        fix = f"convert it with .astype(np.{want})"
+        return Problem(f"dtype {want} ({arg.dtype})", f"{value.dtype} numpy array", fix)
+    esh = arg.element_shape
+    if value.ndim != arg.ndim + len(esh) or value.shape[arg.ndim :] != esh:
+        want_shape = f"{arg.ndim} dims" + (f" then the element shape {esh}" if esh else "")
+        return Problem(want_shape, f"numpy array of shape {value.shape}", f"give {want_shape}")
+    return None
+
+
+def dims_problem(arg: ValueSpec, shape: tuple[int, ...], dims: dict[str, int], owners: dict[str, str]) -> str | None:
+    """Why ``shape`` (the field dims of ``arg``'s value) disagrees with the arg's declared shape, or None.
+
+    Symbolic dims are bound in ``dims`` (dim name -> size) and ``owners`` (dim name -> the arg that
+    set it) as they are first seen, so that later args sharing a dim are checked against them.
+    """
+    for axis, (want, have) in enumerate(zip(arg.shape or (), shape)):
+        if isinstance(want, int):
+            if want != have:
+                return f"shape[{axis}] is {have}, but the arg's declared shape {arg.shape} fixes it at {want}"
+            continue
+        bound = dims.setdefault(want, have)
+        owner = owners.setdefault(want, arg.name)
+        if bound != have:
+            return (
+                f"has shape {shape}, so dim {want!r} = {have}, but arg {owner!r} set {want!r} = {bound}; "
+                "arrays sharing a dim must agree (Taichi would index out of bounds)"
+            )
+    return None
+
+
+def number_problem(arg: ValueSpec, low: float, high: float, *, floating: bool) -> Problem | None:
+    """Why numbers from ``low`` to ``high`` (``floating``: given as floats) cannot be an int arg's, or None.
+
+    A float arg takes any number. An int arg refuses floats, as Taichi does, and values out of its
+    dtype's range (rather than wrapping them).
+    """
+    limits = _INT_RANGES.get(arg.dtype or "")
+    if limits is None:
+        return None
+    if floating:
+        fix = "pass an int (Taichi cannot cast a float to an int arg)"
+        return Problem(f"an int ({arg.dtype})", f"float {low!r}", fix)
+    if not limits.min <= low <= high <= limits.max:
+        bad = low if low < limits.min else high
+        fix = f"it must lie in {limits.min}..{limits.max}"
+        return Problem(f"an {arg.dtype}", f"{bad}, which does not fit {arg.dtype}", fix)
+    return None
 
 
 @dataclass
@@ -113,21 +211,9 @@ def _fail(arg: Arg, got: str, fix: str) -> GraphRunError:
 
 
 def _check_dims(arg: Arg, shape: tuple[int, ...], prepared: PreparedRun) -> None:
-    if arg.shape is None:
-        return
-    for axis, (want, have) in enumerate(zip(arg.shape, shape)):
-        if isinstance(want, int):
-            if want != have:
-                raise _fail(arg, f"shape {shape}", f"axis {axis} must be {want}")
-            continue
-        bound = prepared.dims.setdefault(want, have)
-        owner = prepared.dim_owner.setdefault(want, arg.name)
-        if bound != have:
-            raise GraphRunError(
-                f"run(): arg {arg.name!r} has shape {shape}, so dim {want!r} = {have}, but arg {owner!r} set "
-                f"{want!r} = {bound}; arrays sharing a dim must agree (Taichi would index out of bounds)",
-                arg=arg.name,
-            )
+    problem = dims_problem(arg, shape, prepared.dims, prepared.dim_owner)
+    if problem is not None:
+        raise GraphRunError(f"run(): arg {arg.name!r} {problem}", arg=arg.name)
 
 
 def _stale(arg: Arg, what: str) -> StaleGraphError:
@@ -162,22 +248,16 @@ def _ndarray_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], An
 
 
 def _numpy_ndarray(arg: Arg, value: np.ndarray, prepared: PreparedRun) -> Any:
-    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
-    n_elem = len(arg.element_shape)
-    shape, element = value.shape[: value.ndim - n_elem], value.shape[value.ndim - n_elem :]
-    if value.dtype != want:
-        raise _fail(arg, f"numpy {value.dtype} array", f"convert it with .astype(np.{want.name})")
-    if len(shape) != arg.ndim or tuple(element) != arg.element_shape:
-        raise _fail(
-            arg, f"numpy array of shape {value.shape}", f"give shape (*{arg.ndim} dims, *{list(arg.element_shape)})"
-        )
-    _check_dims(arg, tuple(shape), prepared)
+    problem = array_problem(arg, value)
+    if problem is not None:
+        raise _fail(arg, problem.got, problem.fix)
+    shape = value.shape[: arg.ndim]
+    _check_dims(arg, shape, prepared)
     return _PendingNumpy((value, tuple(shape)))
 
 
 def _scalar_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any]:
     floating = is_float(arg.dtype)
-    limits = _INT_RANGES.get(arg.dtype or "")
 
     def check(value: Any, prepared: PreparedRun) -> Any:
         if isinstance(value, np.generic) and value.shape == ():
@@ -186,10 +266,9 @@ def _scalar_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any
             raise _fail(arg, type(value).__name__, "pass a Python or numpy number")
         if floating:
             return float(value) if isinstance(value, float) else value
-        if isinstance(value, float):
-            raise _fail(arg, f"float {value!r}", "pass an int (Taichi cannot cast a float to an int arg)")
-        if limits is not None and not limits.min <= value <= limits.max:
-            raise _fail(arg, f"{value}", f"it must lie in {limits.min}..{limits.max}")
+        problem = number_problem(arg, value, value, floating=isinstance(value, float))
+        if problem is not None:
+            raise _fail(arg, problem.got, problem.fix)
         return value
 
     return check

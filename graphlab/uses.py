@@ -2,7 +2,8 @@
 
 Users love ``g.validate()``, ``g.compile()``, ``g.debug()``, ``g.render()``, ``g.save()`` and
 ``g.to_code()``. The model (:mod:`graphlab.graph`) must not import the layers that implement them
-(analysis, the Taichi runtime, the debugger), so those methods call through :data:`USES`, which this
+(analysis, the Taichi runtime, the debugger), so those methods
+(:mod:`graphlab.conveniences`) call through its :data:`~graphlab.conveniences.USES`, which this
 module fills when ``import graphlab`` runs. Each function below only forwards to the module that
 owns the work; they import it when called, because most of them pull in Taichi or Graphviz and
 ``import graphlab`` stays light (import cost, the one reason for an in-function import).
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from graphlab import graph as model
+from graphlab import conveniences
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -84,4 +85,4 @@ class Uses:
         return to_code(graph)
 
 
-model.USES = Uses()
+conveniences.USES = Uses()

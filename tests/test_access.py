@@ -11,11 +11,11 @@ import pytest
 import taichi as ti
 
 from graphlab import access
-from graphlab.access import Access, AccessError, ArraySpec, kernel_access, kernels_access
+from graphlab.access import AccessError, AccessFlag, ArraySpec, kernel_access, kernels_access
 from graphlab.carry import ChildRunError, kernel_ref
 from graphlab.errors import KernelError
 
-R, W, RW, NONE = Access.READ, Access.WRITE, Access.READ_WRITE, Access.NONE
+R, W, RW, NONE = AccessFlag.READ, AccessFlag.WRITE, AccessFlag.READ_WRITE, AccessFlag.NONE
 f32_1d = ti.types.ndarray(dtype=ti.f32, ndim=1)
 
 

@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,12 @@ def test_check_clean_graph_with_a_loop_exits_0(tmp_path):
     out = _cli("check", graph, "--kernels", kernels)
     assert out.returncode == 0, out.stderr
     assert "is clean (control flow)" in out.stdout
+
+
+def test_kernels_by_module_name_are_found_in_the_current_folder(tmp_path):
+    graph, _ = _files(tmp_path, {"src": "a", "dst": "b"})
+    script = Path(sys.executable).with_name("graphlab")  # the console script, as a user runs it
+    out = subprocess.run([str(script), "check", graph, "--kernels", "kern"], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "is clean" in out.stdout

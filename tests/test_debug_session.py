@@ -147,6 +147,18 @@ def test_condition_stops_at_the_dispatch_where_it_turns_true(planted):
     assert dbg.continue_().index == 20 * 6 + 1  # still true: a condition stops only when it turns true
 
 
+def test_condition_already_true_stops_at_once_and_says_so(planted):
+    g, buffers = planted
+    dbg = g.debug(buffers, at=NAN_REP)
+    dbg.break_when("counter.max() >= 5")
+    assert dbg.continue_().last_step_id == "substep[4]/tick"  # turns true here
+    bp = dbg.break_when("counter.max() >= 1")  # new, and true already
+    stop = dbg.continue_()
+    assert (stop.reason, stop.moved, stop.breakpoint) == ("condition", 0, bp)
+    assert "already true at step 30" in stop.note
+    assert dbg.continue_().reason == "end"  # known now: it stops again only when it turns true
+
+
 def test_condition_checked_every_dispatch(planted):
     g, buffers = planted
     dbg = g.debug(buffers, at=NAN_REP)

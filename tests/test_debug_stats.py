@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import taichi as ti
 
-from graphlab.debug import pictures, stats
+from graphlab.debug import pictures, stats, stats_kernels
 from graphlab.debug.pictures import PictureError, heatmap_png, lineplot_svg, png_size, scatter_svg
 from graphlab.debug.stats import BufferTypeError, StatsError, buffer_stats, diff_map, diff_stats, first_nonfinite
 
@@ -44,7 +44,7 @@ def layout(request, arch):
     """``gpu-layout`` runs the GPU code path (interleaved blocks, several combine levels) on the CPU."""
     with pytest.MonkeyPatch.context() as mp:
         if request.param == "gpu-layout":
-            mp.setattr(stats, "_CPU_ARCHS", ())
+            mp.setattr(stats_kernels, "_CPU_ARCHS", ())
         yield request.param
 
 
@@ -192,8 +192,8 @@ def test_large_count_mean_and_std_stay_accurate(layout):
 
 def test_f32_accumulation_fallback_is_close(arch, monkeypatch):
     """Devices without f64 (some Vulkan/Metal ones) accumulate in f32: still about 1e-6 relative."""
-    monkeypatch.setattr(stats, "accumulator_dtype", lambda: ti.f32)
-    monkeypatch.setattr(stats, "_CPU_ARCHS", ())  # the layout such devices get
+    monkeypatch.setattr(stats_kernels, "accumulator_dtype", lambda: ti.f32)
+    monkeypatch.setattr(stats_kernels, "_CPU_ARCHS", ())  # the layout such devices get
     rng = np.random.default_rng(4)
     x = (100 + 5 * rng.standard_normal(1 << 20)).astype(np.float32)
     s = buffer_stats(make(x, "f32"))
@@ -209,10 +209,10 @@ def test_accumulator_is_f64_on_cpu_and_on_lavapipe(arch):
 
 def test_kernels_compile_once_per_dtype_ndim_and_element_shape(arch):
     buffer_stats(make(np.ones(10), "f32"))
-    before = len(stats._k_stats._primal.compiled_kernels)
+    before = len(stats_kernels._k_stats._primal.compiled_kernels)
     for n in (11, 500, 4097):
         buffer_stats(make(np.ones(n), "f32"))
-    assert len(stats._k_stats._primal.compiled_kernels) == before
+    assert len(stats_kernels._k_stats._primal.compiled_kernels) == before
 
 
 def test_first_nonfinite_finds_the_earliest(layout):

@@ -1,6 +1,6 @@
 """Unknown step ids get suggestions that follow the graph's shape, whatever its step count."""
 
-from graphlab.debug.segments import unknown_id
+from graphlab.debug.steps import unknown_id
 
 
 def test_suggestions_come_from_id_shapes_not_every_step():

@@ -25,10 +25,12 @@ from graphlab.cli import main
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import GraphError, GraphFileError
 from graphlab.export import hostgen
-from graphlab.export.cruntime import ArgSpec, GraphSpec, Manifest
-from graphlab.export.errors import HostGenError
+from graphlab.export.cruntime import GraphSpec, Manifest
+from graphlab.export.errors import HostGenError, ManifestError
 from graphlab.export.exporter import ExportError
+from graphlab.export.manifest import _Reader
 from graphlab.names import MAX_DIM_SIZE, MAX_NAME_LENGTH, check_dim_size, check_name, check_node_name
+from graphlab.spec import Arg
 
 
 @ti.kernel
@@ -115,10 +117,21 @@ def test_host_generation_refuses_a_hand_edited_manifest_with_a_bad_name(tmp_path
     manifest = _manifest(dims={evil_dim(marker): 4})
     with pytest.raises(HostGenError, match="dims key .* is not a dim name"):
         hostgen.generate_host(tmp_path, manifest=manifest)
-    bad_arg = _manifest(arg=ArgSpec("x\n", "ndarray", "f32", 1, (), "state", ("n",)))
-    with pytest.raises(HostGenError, match=r"arg 'x\\n': not a valid name"):
-        hostgen.generate_host(tmp_path, manifest=bad_arg)
+    bad_graph = _manifest(graph="g\n")
+    with pytest.raises(HostGenError, match=r"graph 'g\\n': not a valid name"):
+        hostgen.generate_host(tmp_path, manifest=bad_graph)
     assert not (tmp_path / "host").exists()
+
+
+def test_reading_a_manifest_refuses_an_arg_the_model_would_refuse(tmp_path):
+    """manifest.json args are read into spec.Arg, so a hand-edited name or size fails at its JSON path."""
+    reader = _Reader(tmp_path)
+    entry = {"name": "x", "kind": "ndarray", "dtype": "f32", "ndim": 1, "role": "state", "shape": ["n"]}
+    assert reader.arg(entry, "$.graphs[0].args[0]") == Arg("x", "ndarray", "f32", 1, shape=("n",))
+    with pytest.raises(ManifestError, match=r"\$\.graphs\[0\]\.args\[0\]: .*'x\\n'.*re-export"):
+        reader.arg({**entry, "name": "x\n"}, "$.graphs[0].args[0]")
+    with pytest.raises(ManifestError, match=r"\$\.graphs\[0\]\.args\[0\]: .*4294967296"):
+        reader.arg({**entry, "shape": [2**32]}, "$.graphs[0].args[0]")
 
 
 # --- (b), (c), (d): one grammar for graph, node, sequence, arg and dim names ------------------------------
@@ -296,13 +309,11 @@ def test_cli_dim_sizes_must_fit_u32(tmp_path, capsys):
 def test_host_generation_refuses_u32_overflow_in_a_manifest(tmp_path):
     with pytest.raises(HostGenError, match=r"dims\['n'\] = 4294967296 is not a size"):
         hostgen.generate_host(tmp_path, manifest=_manifest(dims={"n": 2**32}))
-    with pytest.raises(HostGenError, match="shape entry 4294967296 is not a dim name or a size"):
-        hostgen.generate_host(tmp_path, manifest=_manifest(arg=ArgSpec("x", "ndarray", "f32", 1, (), "state", (2**32,))))
 
 
 def test_the_c_host_refuses_dims_past_u32(tmp_path):
     """The generated host (real gcc, Taichi's C API headers) checks --dim and input shapes itself."""
-    manifest = _manifest(arg=ArgSpec("x", "ndarray", "f32", 2, (), "state", ("n", "m")), dims={"n": 2, "m": 2})
+    manifest = _manifest(arg=Arg("x", "ndarray", "f32", 2, shape=("n", "m")), dims={"n": 2, "m": 2})
     hostgen.generate_host(tmp_path, manifest=manifest)
     exe = hostgen.build_host(tmp_path)
     for dim in ("n=4294967296", "n=-1", "n=12x"):
@@ -410,7 +421,6 @@ def test_emitters_check_names_again_when_the_model_is_bypassed(ti_cpu):
         _digraph()().node('a" [shape=star] "b')
 
 
-def _manifest(*, arg: ArgSpec | None = None, dims: dict | None = None) -> Manifest:
-    arg = arg or ArgSpec("x", "ndarray", "f32", 1, (), "state", ("n",))
-    graph = GraphSpec("g", (arg,))
-    return Manifest(Path("."), "x64", "1.7.4", (graph,), dims or {}, {}, {})
+def _manifest(*, arg: Arg | None = None, dims: dict | None = None, graph: str = "g") -> Manifest:
+    arg = arg or Arg("x", "ndarray", "f32", 1, shape=("n",))
+    return Manifest(Path("."), "x64", "1.7.4", (GraphSpec(graph, (arg,)),), dims or {}, {}, {})

@@ -86,3 +86,26 @@ def test_values_given_twice_are_refused():
     values = _good()
     with pytest.raises(gl.GraphRunError, match="both in the dict and as keywords"):
         _graph().compile().run(values, count=3)
+
+
+# --- the checks shared with gl.load_module and gl.verify (graphlab.runvalues) ------------------------
+
+
+def test_shared_checks_name_the_declared_size_and_the_dim_owner():
+    from graphlab.runvalues import array_problem, dims_problem, number_problem
+    from graphlab.spec import Arg
+
+    fixed = Arg("grid", "ndarray", "f32", 2, shape=(8, "n"))
+    assert array_problem(fixed, np.zeros((8, 4), np.float32)) is None
+    assert array_problem(fixed, np.zeros((8, 4), np.float64)).fix == "convert it with .astype(np.float32)"
+    dims: dict = {}
+    owners: dict = {}
+    problem = dims_problem(fixed, (7, 4), dims, owners)
+    assert problem == "shape[0] is 7, but the arg's declared shape (8, 'n') fixes it at 8"
+    assert dims_problem(fixed, (8, 4), dims, owners) is None and dims == {"n": 4} and owners == {"n": "grid"}
+    other = Arg("x", "ndarray", "f32", 1, shape=("n",))
+    assert "dim 'n' = 5, but arg 'grid' set 'n' = 4" in dims_problem(other, (5,), dims, owners)
+    small = Arg("s", "scalar", "i16")
+    assert number_problem(small, -3, 40000, floating=False).got == "40000, which does not fit i16"
+    assert number_problem(small, 1.5, 1.5, floating=True).fix.startswith("pass an int")
+    assert number_problem(Arg("f", "scalar", "f32"), 1.5, 1e40, floating=True) is None

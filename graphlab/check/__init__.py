@@ -37,7 +37,7 @@ def validate(graph: Graph, *, target: str | None = None, access: str = "auto") -
     if rules_size.too_large_to_analyse(graph):  # the other rules walk node ids and the trace: they would not end
         return found
     for module in (rules_structure, rules_bindings, rules_names, rules_dataflow, rules_control, rules_targets):
-        for rule in module.RULES:
+        for rule in module.RULE_FUNCTIONS:  # (registry.RULES is the catalogue: code -> text)
             found.extend(rule(graph, context))
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(found, key=lambda d: order[d.severity])

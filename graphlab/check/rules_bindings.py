@@ -83,4 +83,4 @@ def validate_bindings(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
 
 
-RULES = (validate_bindings,)
+RULE_FUNCTIONS = (validate_bindings,)

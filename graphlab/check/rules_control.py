@@ -81,4 +81,4 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
 
 
-RULES = (validate_control,)
+RULE_FUNCTIONS = (validate_control,)

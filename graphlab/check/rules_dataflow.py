@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from graphlab.access import AccessFlag
 from graphlab.check.context import CheckContext
 from graphlab.dataflow import READ, WRITE
 from graphlab.diagnostics import Diagnostic
@@ -99,7 +100,7 @@ def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             if bound is not None and bound in graph.args and graph.args[bound].is_buffer:
                 by_arg.setdefault(bound, []).append(param)
         for arg, bound_params in by_arg.items():
-            if len(bound_params) > 1 and any(params.get(p, READ | WRITE) & WRITE for p in bound_params):
+            if len(bound_params) > 1 and any(params.get(p, AccessFlag.READ_WRITE) & WRITE for p in bound_params):
                 yield Diagnostic(
                     "GL012",
                     "error",
@@ -112,4 +113,4 @@ def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
 
 
-RULES = (validate_roles, validate_temps, validate_aliasing)
+RULE_FUNCTIONS = (validate_roles, validate_temps, validate_aliasing)

@@ -61,4 +61,4 @@ def validate_export_names(graph: Graph, ctx: CheckContext) -> Iterator[Diagnosti
             seen[mangled] = name
 
 
-RULES = (validate_export_names,)
+RULE_FUNCTIONS = (validate_export_names,)

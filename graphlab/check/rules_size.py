@@ -66,4 +66,4 @@ def validate_size(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
         )
 
 
-RULES = (validate_size,)
+RULE_FUNCTIONS = (validate_size,)

@@ -77,4 +77,4 @@ def validate_args_used(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
 
 
-RULES = (validate_not_empty, validate_kernels, validate_args_used)
+RULE_FUNCTIONS = (validate_not_empty, validate_kernels, validate_args_used)

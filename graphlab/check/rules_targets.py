@@ -52,4 +52,4 @@ def validate_target(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
 
 
-RULES = (validate_target,)
+RULE_FUNCTIONS = (validate_target,)

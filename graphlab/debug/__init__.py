@@ -4,9 +4,11 @@
 breakpoints, conditions and watches (:mod:`~graphlab.debug.breakpoints`, :mod:`~graphlab.debug.expr`),
 going back (:mod:`~graphlab.debug.snapshots`), buffer views and diffs (:mod:`~graphlab.debug.inspect`,
 :mod:`~graphlab.debug.stats`, :mod:`~graphlab.debug.pictures`), timing (:mod:`~graphlab.debug.timing`)
-and fast-forward through compiled segments (:mod:`~graphlab.debug.segments`); graphs with
+and fast-forward through compiled segments (:mod:`~graphlab.debug.runner`) over the unrolled steps
+(:mod:`~graphlab.debug.steps`) with copies kept to go back (:mod:`~graphlab.debug.timeline`); graphs with
 conditionals and loops have their timeline recorded as they run (:mod:`~graphlab.debug.flow`).
-The records it returns, and their text, are in :mod:`~graphlab.debug.report`. Importing this package imports Taichi.
+The records it returns are in :mod:`~graphlab.debug.report`, their text in
+:mod:`~graphlab.debug.report_text`. Importing this package imports Taichi.
 """
 
 from graphlab.debug.breakpoints import Breakpoint, Watch

@@ -6,15 +6,17 @@ A location breakpoint names a node (``substep/p2g``: every repetition), one step
 graph with control flow the same holds inside loops and branches: ``solve/jacobi`` stops in every
 iteration, ``solve/iter[7]/jacobi`` in iteration 7 only, ``solve/iter[7]`` before that iteration,
 ``solve`` before every iteration and ``branch`` before the taken branch (a node in a branch not
-taken never stops the run). Breakpoints are looked up in the steps as they are recorded, so one
-may name a step that has not run yet; its id is checked against the graph when it is set. A
-condition (``grid_m.max() > 1e3``, the language of :mod:`graphlab.debug.expr`, reduced on the
-device) stops a run *after* the dispatch that makes it turn true: it must have been false at the
-previous check. Checking after every dispatch would defeat running at compiled speed, so by
-default a condition is checked after every repetition of a top-level sequence, and the repetition
-where it turned true is stepped again dispatch by dispatch to find the exact one; a condition that
-turns true and false again inside one repetition is seen only with ``every="dispatch"``. The NaN/Inf
-hunt (:class:`NonfiniteHunt`) is a check of the same kind over the buffers a span wrote.
+taken never stops the run). Breakpoints are looked up in the steps as they are recorded, so one may
+name a step that has not run yet; its id is checked against the graph when it is set. A condition
+(``grid_m.max() > 1e3``, the language of :mod:`graphlab.debug.expr`, reduced on the device) stops a
+run *after* the dispatch that makes it turn true: it must have been false at the previous check. A
+condition already true when the first run after setting it begins stops that run at once, saying so
+(nothing turned it true, but running past it silently would hide it). Checking after every dispatch
+would defeat running at compiled speed, so by default a condition is checked after every repetition
+of a top-level sequence, and the repetition where it turned true is stepped again dispatch by
+dispatch to find the exact one; a condition that turns true and false again inside one repetition is
+seen only with ``every="dispatch"``. The NaN/Inf hunt (:class:`NonfiniteHunt`) is a check of the
+same kind over the buffers a span wrote.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from graphlab.debug.expr import Expr, compile_expr
 from graphlab.debug.report import Halt, NonfiniteHit
-from graphlab.debug.segments import StepTable, step_kind, unknown_id
 from graphlab.debug.stats import buffer_stats, first_nonfinite
+from graphlab.debug.steps import StepTable, step_kind, unknown_id
 from graphlab.errors import GraphError
 from graphlab.ids import parse_id
 from graphlab.nodes import Dispatch
@@ -83,6 +85,7 @@ class BreakpointSet:
         self._items: dict[int, Breakpoint] = {}
         self._ids = itertools.count(1)
         self._previous: dict[int, bool] = {}
+        self._checked: set[int] = set()  # conditions evaluated at the start of some run
         self._control = graph.has_control_flow
 
     def __iter__(self) -> Iterator[Breakpoint]:
@@ -206,9 +209,14 @@ class BreakpointSet:
         """Each enabled condition's truth now, on the device (by breakpoint id)."""
         return {bp.id: bool(bp.expr.evaluate(resolve)) for bp in self.conditions() if bp.expr is not None}
 
-    def arm(self, resolve: Callable[[str], Any]) -> None:
-        """Take each condition's value where a run begins (a condition fires when it turns true)."""
-        self._previous = self.evaluate(resolve)
+    def arm(self, resolve: Callable[[str], Any]) -> list[Breakpoint]:
+        """Take each condition's value where a run begins (a condition fires when it turns true);
+        return the conditions that are true there and were never checked before (new ones)."""
+        values = self.evaluate(resolve)
+        fresh = [self._items[i] for i, now in values.items() if now and i not in self._checked]
+        self._checked.update(values)
+        self._previous = values
+        return fresh
 
     def edges(self, values: Mapping[int, bool]) -> list[Breakpoint]:
         """Conditions true in ``values`` that were false at the last committed check."""

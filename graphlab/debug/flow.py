@@ -4,7 +4,7 @@ Which dispatches such a graph runs depends on flags its kernels write on the dev
 debugger cannot unroll it before it runs, as it unrolls a plain graph. A :class:`Recorder` walks the
 graph's plan with the plan's own :class:`~graphlab.plan.Cursor` (the interpreter ``run()`` and
 ``gl.load_module`` use too) and appends steps to the session's
-:class:`~graphlab.debug.segments.StepTable` as the session reaches them: a whole segment's steps at
+:class:`~graphlab.debug.steps.StepTable` as the session reaches them: a whole segment's steps at
 once (they depend on no flag), and a decision only when the position stands at the control point,
 reading the flag on the host, so it holds what the dispatches before it wrote.
 
@@ -24,7 +24,7 @@ from typing import Any
 from graphlab import ids
 from graphlab.bridge import runtime as bridge
 from graphlab.debug.report import Decision
-from graphlab.debug.segments import Block, Chunk, Scope
+from graphlab.debug.steps import Block, Chunk, Scope
 from graphlab.graph import Step
 from graphlab.nodes import Dispatch, Node, SequenceUse
 from graphlab.plan import ControlEvent, Cursor, Plan, Segment, Visit

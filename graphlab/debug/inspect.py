@@ -24,7 +24,8 @@ import taichi as ti
 
 from graphlab.bridge import runtime as bridge
 from graphlab.debug.pictures import heatmap_png, lineplot_svg, scatter_svg
-from graphlab.debug.report import Position, StaleViewError, StepRef, diff_text, fmt_value, html_table
+from graphlab.debug.report import Position, StaleViewError, StepRef
+from graphlab.debug.report_text import diff_text, fmt_value, html_table
 from graphlab.debug.stats import BufferStats, DiffStats, buffer_stats, diff_map, diff_stats
 
 __all__ = ["BufferView", "DiffView", "StaleViewError", "Where", "device_slice"]

@@ -1,9 +1,17 @@
 """The step debugger: a session that runs a compiled graph dispatch by dispatch, or fast between stops.
 
+This module holds :class:`DebugSession`'s state, its position and its controls (``step``,
+``continue_``, ``back``, ``goto`` ...). The rest of the class is one concept per module, as mixins:
+running and going back (:mod:`~graphlab.debug.session_running`), what a target names
+(:mod:`~graphlab.debug.session_lookup`), breakpoints and watches
+(:mod:`~graphlab.debug.session_breakpoints`), buffer views (:mod:`~graphlab.debug.session_inspection`)
+and reports (:mod:`~graphlab.debug.session_reports`). Over 500 lines on purpose: about 250 of them
+are the controls' documentation and examples (run as doctests), kept with the controls.
+
 A :class:`DebugSession` is layered over :class:`graphlab.compiled.CompiledGraph`, as TVM's debug
 executor is over its graph executor: values are checked by the same ``prepare``, the kernels are the
 graph's own, and a span with nothing to stop at runs as compiled ``ti.graph`` segments
-(:mod:`graphlab.debug.segments`). Only the dispatches the user steps are launched from Python, one
+(:mod:`graphlab.debug.runner`). Only the dispatches the user steps are launched from Python, one
 kernel call each, timed with ``ti.sync()`` around it (:mod:`graphlab.debug.timing`).
 
 Going back is exact. Before a dispatch runs from Python, the buffers it writes (from the data-flow
@@ -40,71 +48,52 @@ For example (needs a Taichi runtime and buffers; see the tests)::
 
 from __future__ import annotations
 
-import dataclasses
 import time
-import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
-from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
-from graphlab.bridge import runtime as bridge
+from graphlab.access import AccessFlag
 from graphlab.compiled import CompiledGraph, compile_graph
-from graphlab.dataflow import WRITE, dataflow_facts
+from graphlab.dataflow import dataflow_facts
 from graphlab.debug.breakpoints import (
-    Breakpoint,
     BreakpointSet,
-    Check,
-    ConditionCheck,
     Every,
-    NonfiniteHunt,
     Watch,
-    compile_watch,
     evaluate_watches,
 )
 from graphlab.debug.flow import Recorder
-from graphlab.debug.inspect import BufferView, DiffView, Where
 from graphlab.debug.report import (
     Decision,
     Fault,
     Halt,
     NonfiniteHit,
-    ParityReport,
-    ParityRow,
     Position,
-    SnapshotUsage,
     StaleViewError,
-    StepRef,
     Stop,
     StopReason,
     StopStats,
-    timing_dependent,
 )
-from graphlab.debug.segments import Granularity, SegmentRunner, StepTable, Timeline, step_kind, unknown_id
-from graphlab.debug.stats import BufferStats, buffer_stats, diff_stats, first_nonfinite
-from graphlab.debug.timing import TimingRecorder, TimingReport, timed
-from graphlab.errors import GraphlabError, StaleGraphError
-from graphlab.ids import parse_id, runs_once
-from graphlab.nodes import Loop
+from graphlab.debug.runner import SegmentRunner
+from graphlab.debug.session_breakpoints import SessionBreakpoints
+from graphlab.debug.session_errors import DebugError, ReplayError
+from graphlab.debug.session_inspection import SessionInspection
+from graphlab.debug.session_lookup import SessionLookup
+from graphlab.debug.session_reports import SessionReports
+from graphlab.debug.session_running import END, Goal, SessionRunning
+from graphlab.debug.stats import BufferStats, buffer_stats, first_nonfinite
+from graphlab.debug.steps import StepTable
+from graphlab.debug.timeline import Timeline
+from graphlab.debug.timing import TimingRecorder
+from graphlab.errors import StaleGraphError
 from graphlab.plan import ControlEvent
 
 if TYPE_CHECKING:
-    from graphlab.debug.segments import Piece
     from graphlab.graph import Graph
 
 __all__ = ["DebugError", "DebugOptions", "DebugSession", "ReplayError"]
-
-
-class DebugError(GraphlabError, ValueError):
-    """A debugger control was asked for something it cannot do (a position out of range, a run
-    backwards); nothing ran."""
-
-
-class ReplayError(GraphlabError, RuntimeError):
-    """Replaying dispatches that ran before, to rebuild a past state, failed."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +121,7 @@ class DebugOptions:
     max_chunk: int = 1024
 
 
-class DebugSession:
+class DebugSession(SessionRunning, SessionLookup, SessionBreakpoints, SessionInspection, SessionReports):
     """A step debugger over one compiled graph and one set of run values (see the module docs).
 
     Parameters
@@ -203,7 +192,7 @@ class DebugSession:
         for node_id, accesses in facts.args.items():
             written = set()
             for arg, flags in accesses.items():
-                if flags & WRITE:
+                if flags & AccessFlag.WRITE:
                     if arg in self._canon:
                         written.add(self._canon[arg])
                     else:
@@ -350,7 +339,7 @@ class DebugSession:
             end, scanned[0] = table.scope_end(here, scanned[0])
             return end
 
-        return self._advance(_Goal(find, "the end of this repetition"), "step")
+        return self._advance(Goal(find, "the end of this repetition"), "step")
 
     def continue_(self) -> Stop:
         """Run to the next breakpoint, a condition turning true, a fault, or the end.
@@ -375,7 +364,7 @@ class DebugSession:
         >>> dbg.continue_().reason
         'end'
         """
-        return self._advance(_END, "end")
+        return self._advance(END, "end")
 
     def run_to(self, target: str | int) -> Stop:
         """Run forward to a step index, a step id, or the next dispatch of a node id.
@@ -422,7 +411,7 @@ class DebugSession:
                     f"run_to({target!r}): no dispatch of {target!r} runs after step {self._pos}; "
                     "goto() or restart() to go back"
                 )
-            return self._advance(_Goal(lambda t: t.next_of_node(target, after), f"a dispatch of {target!r}"), "step")
+            return self._advance(Goal(lambda t: t.next_of_node(target, after), f"a dispatch of {target!r}"), "step")
         q = self._lookup(target, "run_to")
         if q is not None and q < self._pos:
             raise DebugError(
@@ -546,670 +535,10 @@ class DebugSession:
                     "first writes them, so go back before they appeared (goto, restart) and hunt again"
                 )
                 return self._stop("nonfinite", start, t0, Halt("nonfinite", nonfinite=hit, note=note))
-        return self._advance(_END, "end", locations=False, conditions=False, hunt=every)
-
-    # --- breakpoints and watches ------------------------------------------------------------------
-
-    def break_at(self, target: str | int) -> Breakpoint:
-        """Stop before a node's every dispatch (``substep/p2g``), one step (``substep[37]/p2g``), a
-        repetition (``substep[37]``), every repetition of a sequence (``substep``) or a step index.
-
-        Parameters
-        ----------
-        target
-            A node id, step id, repetition id, sequence use id or step index, as above.
-
-        Returns
-        -------
-        Breakpoint
-            The record (``id``, ``kind``, ``hits``); :meth:`remove_breakpoint` takes it or its id.
-
-        Raises
-        ------
-        GraphError
-            No such node, step or repetition; the message lists the ids nearby.
-
-        Examples
-        --------
-        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
-        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
-        >>> dbg.break_at("steps/again")
-        Breakpoint(id=1, kind='node', target='steps/again', every=None, enabled=True, hits=0)
-        >>> dbg.continue_().step_id, dbg.continue_().step_id
-        ('steps[0]/again', 'steps[1]/again')
-        """
-        return self._breaks.add_location(target)
-
-    def break_when(self, condition: str, *, every: Every = "repetition") -> Breakpoint:
-        """Stop after the dispatch where ``condition`` turns true (reduced on the device; see
-        :mod:`graphlab.debug.breakpoints` for when it is checked)."""
-        return self._breaks.add_condition(condition, every)
-
-    @property
-    def breakpoints(self) -> list[Breakpoint]:
-        """The breakpoints, in the order they were set.
-
-        Examples
-        --------
-        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
-        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
-        >>> bp = dbg.break_at("steps/again")
-        >>> bp = dbg.break_at("steps[2]")
-        >>> stop = dbg.continue_()
-        >>> [str(bp) for bp in dbg.breakpoints]
-        ['#1 at node steps/again, 1 hits', '#2 at repetition steps[2], 0 hits']
-        """
-        return list(self._breaks)
-
-    def remove_breakpoint(self, which: Breakpoint | int | str) -> None:
-        """Remove one breakpoint (the record, its id, or its target text)."""
-        self._breaks.remove(which)
-
-    def clear_breakpoints(self) -> None:
-        """Remove every breakpoint."""
-        self._breaks.clear()
-
-    def watch(self, expression: str) -> Watch:
-        """Add an expression evaluated (on the device) at every stop: ``stop.watches[text]``.
-
-        Parameters
-        ----------
-        expression
-            Reductions of buffers and arithmetic on them, e.g. ``"y.max()"``,
-            ``"isnan(x).any() or x.mean() > 1"`` (the grammar: :mod:`graphlab.debug.expr`). Nothing
-            typed is executed as Python.
-
-        Returns
-        -------
-        Watch
-            The watch (the same one when that expression is watched already).
-
-        Raises
-        ------
-        ExprError
-            The expression does not parse, or names no buffer of the graph.
-
-        Examples
-        --------
-        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
-        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
-        >>> dbg.watch("y.max() - y.min()")
-        Watch(text='y.max() - y.min()')
-        >>> dbg.watch("y.sum()")
-        Watch(text='y.sum()')
-        >>> dbg.run_to(3).watches
-        {'y.max() - y.min()': 0.0, 'y.sum()': 12.0}
-        """
-        watch = compile_watch(expression, self.graph.args)
-        for existing in self._watches:
-            if existing.text == watch.text:
-                return existing
-        self._watches.append(watch)
-        return watch
-
-    def unwatch(self, expression: str | None = None) -> None:
-        """Remove one watch (by its text), or every watch."""
-        if expression is None:
-            self._watches.clear()
-            return
-        kept = [w for w in self._watches if w.text != expression.strip()]
-        if len(kept) == len(self._watches):
-            listed = ", ".join(repr(w.text) for w in self._watches) or "none"
-            raise DebugError(f"unwatch({expression!r}): no such watch; watches: {listed}")
-        self._watches = kept
-
-    @property
-    def watches(self) -> list[str]:
-        """The watch expressions."""
-        return [w.text for w in self._watches]
-
-    # --- inspection -------------------------------------------------------------------------------
-
-    def inspect(self, name: str, *, at: str | int | None = None) -> BufferView:
-        """A view of buffer ``name`` now (or at a past or future position ``at``, rebuilt on copies;
-        with control flow, a position of the recorded timeline).
-
-        Parameters
-        ----------
-        name
-            An ndarray arg of the graph.
-        at
-            A step index, step id or repetition id; ``None`` for the current position. The session
-            does not move.
-
-        Returns
-        -------
-        BufferView
-            Shape, dtype, device statistics, ``numpy()`` values and pictures (in a notebook: a heat
-            map) of the buffer at that position.
-
-        Raises
-        ------
-        DebugError
-            ``name`` is no ndarray arg, or ``at`` is out of range.
-
-        Examples
-        --------
-        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
-        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
-        >>> stop = dbg.run_to(3)
-        >>> print(dbg.inspect("y"))
-        y: f32[4] before steps[1]/again (step 3; 3 of 6 dispatches done); last written by steps[1]/saxpy (saxpy, step 2)
-          f32[4]: min 3.0 max 3.0 mean 3 std 0, 0 NaN, 0 Inf, 0 zeros
-        >>> dbg.inspect("y", at="steps[2]").numpy()  # ahead, on copies
-        array([4., 4., 4., 4.], dtype=float32)
-        """
-        self._alive()
-        canon = self._buffer(name)
-        q = self._pos if at is None else self._index(at, "inspect")
-        if q == self._pos:
-            state = self._state
-            array = self._values[name]
-            view = BufferView(name, array, self._where(canon, q), fresh=lambda: self._state == state)
-            return view
-        array = self._value_at(canon, q)
-        twin = bridge.new_ndarray(str(array.dtype), tuple(array.shape), tuple(array.element_shape))
-        twin.copy_from(array)
-        return BufferView(name, twin, self._where(canon, q))
-
-    def diff(self, name: str, a: str | int, b: str | int | None = None) -> DiffView:
-        """How buffer ``name`` changed from position ``a`` to ``b`` (default: the current position)."""
-        self._alive()
-        canon = self._buffer(name)
-        qa = self._index(a, "diff")
-        qb = self._pos if b is None else self._index(b, "diff")
-        return DiffView(name, qa, qb, self._value_at(canon, qa), self._value_at(canon, qb))
-
-    def last_writer(self, name: str, *, at: str | int | None = None) -> StepRef | None:
-        """The step that last wrote buffer ``name`` before the current position (or ``at``)."""
-        canon = self._buffer(name)
-        q = self._pos if at is None else self._index(at, "last_writer")
-        k = self._table.last_write_before(canon, q)
-        return None if k is None else self._table.ref(k)
-
-    def _where(self, canon: str, q: int) -> Where:
-        k = self._table.last_write_before(canon, q)
-        return Where(self._position_at(q), None if k is None else self._table.ref(k))
-
-    def _buffer(self, name: str) -> str:
-        if name not in self._canon:
-            known = ", ".join(self._canon) or "none"
-            raise DebugError(f"{name!r} is not an ndarray arg of graph {self.graph.name!r}; buffers: {known}")
-        return self._canon[name]
-
-    # --- timing, parity, memory -------------------------------------------------------------------
-
-    def timing(self) -> TimingReport:
-        """Device time of the dispatches stepped so far, per step and summed per node; with loops,
-        each loop's iterations in the recorded timeline.
-
-        Each stepped dispatch runs alone between two ``ti.sync()``; spans run as compiled segments
-        are timed as a whole (``report.segments``).
-
-        Returns
-        -------
-        TimingReport
-            Rows per step (``steps``) and per node (``nodes``), segments and loops; printed, a table.
-
-        Examples
-        --------
-        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
-        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
-        >>> for _ in range(3):
-        ...     stop = dbg.step()
-        >>> report = dbg.timing()
-        >>> [(row.node_id, row.calls) for row in report.nodes]
-        [('steps/saxpy', 2), ('steps/again', 1)]
-        >>> report.total_s > 0
-        True
-        """
-        return self._timing.report(self._loop_rows())
-
-    def _loop_rows(self) -> list[tuple[str, int, int, int]]:
-        """``(loop id, finished runs, iterations, runs that hit max_iter)`` per loop entered, in program order."""
-        if self._recorder is None:
-            return []
-        iterations = self._recorder.iterations
-        runs: dict[str, list[ControlEvent]] = {}
-        for event in self._recorder.events:
-            if event.kind == "loop":
-                runs.setdefault(event.node, []).append(event)
-        return [
-            (
-                node_id,
-                len(runs.get(node_id, [])),
-                iterations[node_id],
-                sum(e.limit_reached for e in runs.get(node_id, [])),
-            )
-            for node_id, node in self.graph.nodes()
-            if isinstance(node, Loop) and node_id in iterations
-        ]
-
-    def profile(self, *, steps: int | None = None) -> TimingReport:
-        """Time every dispatch from here to the end (or the next ``steps``) on copies of the buffers.
-
-        The session does not move; like TVM's debug executor, each dispatch runs alone between two
-        ``ti.sync()``. With control flow, past the recorded timeline the flags are read on the copies.
-        """
-        self._alive()
-        table = self._table
-        stop = None if steps is None else self._pos + max(0, steps)
-        values = self._detached(self._pos)
-        recorder = TimingRecorder()
-        k = self._pos
-        while k < table.count and (stop is None or k < stop):
-            recorder.record_step(table.ref(k), timed(partial(self._segments.launch, k, values)))
-            k += 1
-        ahead = None if self._recorder is None or table.complete else self._recorder.clone()
-        while ahead is not None and (stop is None or k < stop):
-            recorded = ahead.extend(values, k)
-            if recorded is None:
-                break
-            for step in recorded.steps[: None if stop is None else stop - k]:
-                ref = StepRef(k, step.id, step.node_id, step.dispatch.kernel.name)
-                recorder.record_step(ref, timed(partial(self._segments.launch_step, step, values)))
-                k += 1
-        return recorder.report()
-
-    def parity(self) -> ParityReport:
-        """Run the initial state through the compiled graph and, dispatch by dispatch, through the
-        kernels (both on copies), and compare every written buffer at the end.
-
-        With control flow the stepped run decides on its own copies and the paths are compared too
-        (``ParityReport.control``); the compiled graph's ``last_events`` then describe this run.
-        """
-        self._alive()
-        stepped = self._detached(0)
-        stepped_events: list[ControlEvent] = []
-        if self._recorder is None:
-            for k in range(self._table.count):
-                self._segments.launch(k, stepped)
-        else:
-            walker = self._recorder.fresh()
-            k = 0
-            while (recorded := walker.extend(stepped, k)) is not None:
-                for step in recorded.steps:
-                    self._segments.launch_step(step, stepped)
-                k = recorded.chunk.stop
-            stepped_events = walker.events
-        compiled = self._detached(0)
-        self._compiled.run({name: v for name, v in compiled.items() if name in self._compiled.args})
-        bridge.sync()
-        rows = []
-        for name in self._ordered(self._table.written):
-            d = diff_stats(stepped[name], compiled[name])
-            rows.append(
-                ParityRow(name, d.count, d.changed, d.max_abs, d.max_rel, d.nonfinite_mismatch, d.first_changed)
-            )
-        threads = _cpu_threads()
-        notes = timing_dependent(dataflow_facts(self.graph).args, self.graph.args, self.arch, threads)
-        control = () if self._recorder is None else _paths_differ(stepped_events, self._compiled.last_events)
-        return ParityReport(self.arch, threads, tuple(rows), notes, control)
-
-    @property
-    def snapshots(self) -> SnapshotUsage:
-        """Device memory held for stepping back."""
-        timeline = self._timeline
-        store = timeline.store
-        ring = 0 if timeline.marks is None else timeline.marks.budget_bytes
-        return SnapshotUsage(
-            store.bytes_held,
-            timeline.mark_bytes,
-            store.budget_bytes + ring,
-            timeline.initial_bytes,
-            len(store.steps),
-            self._timeline.skipped,
-        )
-
-    @property
-    def segments(self) -> list[tuple[Any, ...]]:
-        """Keys of the compiled segments built so far (``("reps", "substep", 256)`` ...)."""
-        return self._segments.cached
-
-    # --- running -------------------------------------------------------------------------------------
-
-    def _advance(
-        self,
-        goal: _Goal,
-        reason: StopReason,
-        *,
-        locations: bool = True,
-        conditions: bool = True,
-        hunt: Every | None = None,
-    ) -> Stop:
-        """Run forward to ``goal``, stopping first at breakpoints (``locations``), conditions or a
-        hunt's find. With control flow the goal may lie past the recorded timeline: run to its end,
-        record what comes next (deciding on the live buffers), and go on."""
-        self._alive()
-        t0, start = time.perf_counter(), self._pos
-        conds = self._breaks.conditions() if conditions else []
-        check: Check | None = None
-        if hunt is not None:
-            check = NonfiniteHunt(self._table, self._live, list(self._live))
-        elif conds:
-            self._breaks.arm(self._resolve)
-            check = ConditionCheck(self._breaks, self._resolve)
-        fine = (hunt == "dispatch") or any(bp.every == "dispatch" for bp in conds) or not self.options.fast_forward
-        granularity: Granularity = "dispatch" if fine else "repetition" if check else "span"
-        if check is None and granularity == "span" and self._recorder is not None:
-            halt, hits, missed = self._fly(start, goal, locations)
-        else:
-            halt, hits, missed = self._walk(start, goal, locations, granularity, check)
-        if halt is not None:
-            return self._stop(halt.reason, start, t0, halt)
-        if hits:
-            return self._stop("breakpoint", start, t0, Halt("breakpoint", tuple(hits)))
-        note = ""
-        if missed and goal.what:
-            note = f"the run ended at step {self._pos} without reaching {goal.what}: the flags took another path"
-        return self._stop(reason, start, t0, Halt(reason, note=note))
-
-    def _limit(self, goal: _Goal, start: int, locations: bool) -> tuple[int | None, int, list[Breakpoint]]:
-        """The goal if the recorded steps show it, where to run to now, and the breakpoints there
-        (a breakpoint at the control's start does not stop it again)."""
-        target = goal.find(self._table)
-        limit, hits = self._table.count if target is None else max(target, self._pos), list[Breakpoint]()
-        if locations:
-            nxt = self._breaks.next_location(self._pos - 1 if self._pos > start else start)
-            if nxt is not None and nxt[0] <= limit:
-                limit, hits = nxt
-        return target, limit, hits
-
-    def _walk(
-        self, start: int, goal: _Goal, locations: bool, granularity: Granularity, check: Check | None
-    ) -> tuple[Halt | None, list[Breakpoint], bool]:
-        """Run to the goal span by span (a plain graph's one span; with control flow, the recorded
-        steps, then each new run of a segment as it is recorded). Returns the halt, the breakpoints
-        reached, and whether the graph ended before the goal."""
-        while True:
-            target, limit, hits = self._limit(goal, start, locations)
-            halt = self._run(self._pos, limit, granularity, check)
-            if halt is not None or hits:
-                return halt, hits, False
-            if target is not None and self._pos >= target:
-                return None, [], False
-            if not self._known(self._pos):
-                return None, [], True
-
-    def _fly(self, start: int, goal: _Goal, locations: bool) -> tuple[Halt | None, list[Breakpoint], bool]:
-        """Run a control-flow graph at compiled speed to the goal, a breakpoint or the end: its
-        plan's segments back to back, each flag read on the host between them as
-        ``compiled.run`` reads it (the only waits), the timeline recorded on the way. One mark of
-        every buffer the graph may write at the start; one wait at the end.
-
-        If Taichi raises, the buffers go back to ``start`` and the steps are run again piece by
-        piece to find the dispatch that fails."""
-        table = self._table
-        self._timeline.mark(start, table.written)
-        bridge.sync()
-        t = time.perf_counter()
-        hits: list[Breakpoint] = []
-        missed = False
-        try:
-            while True:
-                target, limit, hits = self._limit(goal, start, locations)
-                pos, self._pos = self._pos, limit  # what may have run, should Taichi raise
-                last = table.chunks[-1] if table.chunks else None
-                if last is not None and (last.start, last.stop) == (pos, limit):  # the run just recorded
-                    self._segments.run_chunk(last, self._values)
-                else:
-                    for piece in self._segments.plan(pos, limit, "span"):
-                        self._segments.run(piece, self._values)
-                if hits or (target is not None and limit >= target):
-                    break
-                if not self._known(limit):  # the next flag read waits for the device
-                    missed = True
-                    break
-            bridge.sync()
-        except KeyboardInterrupt:
-            self._back_to(start)
-            raise
-        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            error, reached = _without_frames(exc), self._pos
-            self._back_to(start)
-            for piece in self._segments.plan(start, reached, "span"):
-                halt = self._run_piece(piece)
-                if halt is not None:
-                    return halt, [], False
-            return self._unreproduced(start, reached, error), [], False
-        if self._pos > start:
-            self._timing.record_segment(start, self._pos, time.perf_counter() - t)
-        self._state += 1
-        return None, hits, missed
-
-    def _run(self, start: int, stop: int, granularity: Granularity, check: Check | None) -> Halt | None:
-        """Run ``[start, stop)``: at once when nothing is checked on the way, else piece by piece."""
-        pieces = self._segments.plan(start, stop, granularity)
-        error: Exception | None = None
-        if check is None and any(piece.kind != "dispatch" for piece in pieces):
-            error = self._run_fast(start, stop, pieces)
-            if error is None:
-                return None
-        for piece in pieces:  # checked, or the fast run raised: the buffers are back at `start`
-            halt = self._run_piece(piece)
-            if halt is not None:
-                return halt
-            if check is None:
-                continue
-            halt = check.look(piece.start, piece.stop)
-            if halt is None or piece.stop - piece.start == 1:
-                check.commit()
-                if halt is not None:
-                    return halt
-                continue
-            self._back_to(piece.start)  # find the exact dispatch: step the piece again
-            for k in range(piece.start, piece.stop):
-                fault = self._step_one()
-                if fault is not None:
-                    return Halt("fault", fault=fault)
-                exact = check.look(k, k + 1)
-                check.commit()
-                if exact is not None:
-                    return exact
-            note = (
-                f"the check fired after steps {piece.start}..{piece.stop - 1} ran as one segment, but not when "
-                "they were stepped one by one: on this arch results can depend on thread timing"
-            )
-            return dataclasses.replace(halt, note=note)
-        if error is not None:
-            return self._unreproduced(start, stop, error)
-        return None
-
-    def _run_fast(self, start: int, stop: int, pieces: list[Piece]) -> Exception | None:
-        """Launch every piece and wait once: compiled speed, no copies but one mark at ``start``.
-
-        Returns None, or what Taichi raised; then the buffers are back as at ``start``.
-        """
-        self._timeline.mark(start, self._table.written_between(start, stop))
-        bridge.sync()
-        t = time.perf_counter()
-        try:
-            for piece in pieces:
-                self._segments.run(piece, self._values)
-            bridge.sync()
-        except KeyboardInterrupt:
-            self._pos = stop
-            self._back_to(start)
-            raise
-        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            self._pos = stop
-            self._back_to(start)
-            return _without_frames(exc)
-        self._timing.record_segment(start, stop, time.perf_counter() - t)
-        self._pos, self._state = stop, self._state + 1
-        return None
-
-    def _run_piece(self, piece: Piece) -> Halt | None:
-        if piece.kind == "dispatch":
-            fault = self._step_one()
-            return None if fault is None else Halt("fault", fault=fault)
-        self._timeline.mark(piece.start, self._table.written_between(piece.start, piece.stop))
-        bridge.sync()
-        t = time.perf_counter()
-        try:
-            self._segments.run(piece, self._values)
-            bridge.sync()
-        except KeyboardInterrupt:
-            self._pos = piece.stop
-            self._back_to(piece.start)
-            raise
-        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            self._pos = piece.stop
-            self._back_to(piece.start)
-            return self._locate_fault(piece, _without_frames(exc))
-        self._timing.record_segment(piece.start, piece.stop, time.perf_counter() - t)
-        self._pos, self._state = piece.stop, self._state + 1
-        return None
-
-    def _unreproduced(self, start: int, stop: int, error: Exception) -> Halt:
-        fault = _fault(self._table.ref(start), error)
-        self.faults.append(fault)
-        note = (
-            f"steps {start}..{stop - 1} raised when run as compiled segments but not when run again piece by piece; "
-            "the session is after them, with the results of the second run"
-        )
-        return Halt("fault", fault=fault, note=note)
-
-    def _locate_fault(self, piece: Piece, error: Exception) -> Halt:
-        """A segment raised: step its dispatches one by one to find which one fails."""
-        for _ in range(piece.start, piece.stop):
-            fault = self._step_one()
-            if fault is not None:
-                return Halt("fault", fault=fault)
-        return self._unreproduced(piece.start, piece.stop, error)
-
-    def _step_one(self) -> Fault | None:
-        k = self._pos
-        self._timeline.save(k, self._table.writes[k])
-        try:
-            seconds = timed(partial(self._segments.launch, k, self._values))
-        except KeyboardInterrupt:
-            self._pos = k + 1
-            self._back_to(k)
-            raise
-        except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            self._pos = k + 1
-            self._back_to(k)
-            fault = _fault(self._table.ref(k), exc)
-            self.faults.append(fault)
-            return fault
-        self._timing.record_step(self._table.ref(k), seconds)
-        self._pos, self._state = k + 1, self._state + 1
-        return None
-
-    def _back_to(self, q: int) -> None:
-        """Make the live buffers hold position ``q < self._pos``: restore copies, else rebuild and replay."""
-        p = self._pos
-        self._state += 1
-        if not self._timeline.restore(q, p):
-            c = self._timeline.best_start(q, p)
-            self._timeline.restore(c, p)
-            self._timeline.drop_after(c)
-            self._pos = c
-            halt = self._run(c, q, "span", None)
-            if halt is not None:
-                raise ReplayError(
-                    f"replaying steps {c}..{q - 1} to rebuild step {q} failed: {halt.fault or halt.reason}; "
-                    f"the session is at step {self._pos}"
-                )
-        self._timeline.drop_after(q)
-        self._pos = q
-
-    def _value_at(self, canon: str, q: int) -> Any:
-        """An ndarray holding buffer ``canon`` as at position ``q`` (live, a held copy, or replayed)."""
-        p = self._pos
-        if q <= p:
-            src = self._timeline.source(canon, q, p)
-            if src is not None:
-                return src.array(canon, self._live)
-            start = self._timeline.best_start(q, p)
-        elif self._table.first_write(canon, p) >= q:
-            return self._live[canon]
-        else:
-            start = p
-        values = self._detached(start)
-        try:
-            for piece in self._segments.plan(start, q, "span"):
-                self._segments.run(piece, values)
-            bridge.sync()
-        except Exception as exc:
-            raise ReplayError(f"rebuilding {canon!r} at step {q} from step {start} on copies failed: {exc}") from exc
-        return values[canon]
-
-    def _detached(self, q: int) -> dict[str, Any]:
-        """Run values whose written buffers are new copies as at position ``q`` (``q <= now`` must be
-        rebuildable; callers pass the current position, 0 or a ``best_start``)."""
-        copies = self._timeline.copies_at(q, self._pos) if q <= self._pos else {}
-        values = dict(self._values)
-        for name, canon in self._canon.items():
-            if canon in copies:
-                values[name] = copies[canon]
-        return values
+        return self._advance(END, "end", locations=False, conditions=False, hunt=every)
 
     def _ordered(self, names: set[str] | frozenset[str]) -> list[str]:
         return [n for n in self._live if n in names]
-
-    def _index(self, target: str | int, what: str) -> int:
-        """The position ``target`` names, which must be known (recorded, with control flow)."""
-        q = self._lookup(target, what)
-        if q is None:
-            raise DebugError(
-                f"{what}({target!r}): that step has not run yet, and which steps run depends on the graph's flags; "
-                "run there first (run_to, continue_ with a breakpoint)"
-            )
-        return q
-
-    def _lookup(self, target: str | int, what: str) -> int | None:
-        """The position ``target`` names; None for a step of a control-flow graph that fits the
-        graph but is not recorded yet (it may still run)."""
-        table = self._table
-        n = table.count
-        if isinstance(target, bool) or not isinstance(target, (str, int)):
-            raise DebugError(f"{what}({target!r}): give a step index 0..{n}, a step id or a repetition id")
-        if isinstance(target, int):
-            if target < 0 or (table.complete and target > n):
-                raise DebugError(f"{what}({target}): a position must lie in 0..{n} (0: the start, {n}: the end)")
-            return target if target <= n else None
-        if target in table.by_id:
-            return table.by_id[target]
-        kind = self._id_kind(target)
-        if kind == "node" and self._recorder is not None and runs_once(self.graph, target):
-            kind = "step"  # its step id is its node id (branch/then/halve)
-        if kind == "repetition" and table.scope_start(target) is not None:
-            return table.scope_start(target)
-        if kind == "node":
-            known = table.by_node.get(target)
-            if known is None and self._recorder is None:
-                raise unknown_id(target, table.by_node, f"{what}(): node")
-            self.graph.node(target)  # raises for an id that is no node
-            example = f"e.g. {table.steps[known[0]].id!r}, " if known else ""
-            raise DebugError(f"{what}({target!r}): a node runs at many steps; name one, {example}or give a step index")
-        if self._recorder is None:
-            if kind == "step":
-                raise unknown_id(target, table.by_id, f"{what}(): step")
-            raise DebugError(f"{what}({target!r}): no such repetition")
-        if table.complete:
-            raise DebugError(
-                f"{what}({target!r}): the recorded run does not pass there (its flags took another path); "
-                "restart() to decide anew"
-            )
-        return None
-
-    def _id_kind(self, target: str) -> str:
-        """``"node"``, ``"step"`` or ``"repetition"``; with control flow, checked against the graph."""
-        if self._recorder is not None:
-            return parse_id(self.graph, target)[0]
-        return step_kind(target)
-
-    def _goal(self, target: str | int, q: int | None) -> _Goal:
-        """Where a forward run to ``target`` stops: a known position ``q``, else where it gets recorded."""
-        if q is not None:
-            return _Goal(lambda t: q, "")
-        if isinstance(target, int):
-            return _Goal(lambda t: target if target <= t.count else None, f"step {target}")
-        if self._id_kind(target) == "repetition":
-            return _Goal(lambda t: t.scope_start(target), repr(target))
-        return _Goal(lambda t: t.by_id.get(target), repr(target))
 
     def _stop(
         self, reason: StopReason, start: int, t0: float, halt: Halt | None = None, *, restored: set[str] | None = None
@@ -1253,47 +582,6 @@ class DebugSession:
         )
 
 
-@dataclass(frozen=True)
-class _Goal:
-    """Where a forward run stops: ``find(table)`` gives the position once the recorded steps show
-    it (always at once in a plain graph); ``what`` names it for the note when the run ends first."""
-
-    find: Callable[[StepTable], int | None]
-    what: str
-
-
-_END = _Goal(lambda t: t.count if t.complete else None, "")
-
-
-def _paths_differ(stepped: list[ControlEvent], compiled: list[ControlEvent]) -> tuple[str, ...]:
-    """Where two runs of a control-flow graph took different paths (empty when they agree)."""
-    out = []
-    for a, b in zip_longest(stepped, compiled):
-        if a != b:
-            left = "nothing" if a is None else f"{a.node} {a.value}"
-            right = "nothing" if b is None else f"{b.node} {b.value}"
-            out.append(f"stepped run: {left}; compiled graph: {right}")
-    return tuple(out)
-
-
-def _without_frames(error: Exception) -> Exception:
-    """``error`` (and its causes) without tracebacks: their frames reference the session, a cycle the
-    garbage collector may break only after a ``ti.init``, when freeing Taichi's launch state crashes."""
-    seen: set[int] = set()
-    link: BaseException | None = error
-    while link is not None and id(link) not in seen:
-        seen.add(id(link))
-        link.__traceback__ = None
-        link = link.__cause__ or link.__context__
-    return error
-
-
-def _fault(step: StepRef, error: Exception) -> Fault:
-    """A fault record: the error without frames, its traceback as text."""
-    text = "".join(traceback.format_exception(error))
-    return Fault(step, _without_frames(error), text)
-
-
 def _checked(options: DebugOptions | None) -> DebugOptions:
     """The options, checked before anything is compiled or copied."""
     if options is None:
@@ -1328,10 +616,3 @@ def _stats_access(session: DebugSession) -> tuple[Callable[[str], BufferStats], 
         return buffer_stats(live._live[name])
 
     return compute, fresh
-
-
-def _cpu_threads() -> int | None:
-    """Threads of a CPU arch (``cpu_max_num_threads``), None on other archs."""
-    if bridge.current_arch() not in ("x64", "arm64"):
-        return None
-    return bridge.cpu_max_threads()

@@ -113,7 +113,7 @@ class TimingReport:
         }
 
     def __str__(self) -> str:
-        from graphlab.debug.report import timing_text
+        from graphlab.debug.report_text import timing_text
 
         return timing_text(self)
 

@@ -34,11 +34,21 @@ from typing import Any
 
 import numpy as np
 
+from graphlab.aotfiles import MODULE_FILES
 from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
+from graphlab.export.capi import (
+    ARG_F32,
+    ARG_I32,
+    ARG_NDARRAY,
+    ARG_TENSOR,
+    C_SCALARS,
+    SCALAR_PASSING,
+    TI_ARCH,
+    TI_DATA_TYPE,
+)
 from graphlab.export.errors import CRuntimeError, UnknownGraphError
 from graphlab.export.manifest import (
     MANIFEST_FORMAT,
-    ArgSpec,
     GraphSpec,
     Manifest,
     check_files,
@@ -47,11 +57,11 @@ from graphlab.export.manifest import (
 )
 from graphlab.names import check_dim_size
 from graphlab.plan import ControlEvent, Segment, run_plan
-from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES
+from graphlab.runvalues import Problem, array_problem, dims_problem, number_problem, numpy_dtype
+from graphlab.spec import DTYPE_BYTES, Arg
 
 __all__ = [
     "MANIFEST_FORMAT",
-    "ArgSpec",
     "Graph",
     "GraphSpec",
     "Manifest",
@@ -60,17 +70,6 @@ __all__ = [
     "read_manifest",
 ]
 
-# Enumerations of taichi/taichi_core.h (C-API 1.7).
-TI_ARCH = {"vulkan": 1, "cuda": 3, "x64": 4}
-TI_DATA_TYPE = {"f16": 0, "f32": 1, "f64": 2, "i8": 3, "i16": 4, "i32": 5, "i64": 6,
-                "u8": 8, "u16": 9, "u32": 10, "u64": 11}  # fmt: skip
-ARG_I32, ARG_F32, ARG_NDARRAY, ARG_SCALAR, ARG_TENSOR = 0, 1, 2, 4, 5
-#: How a scalar of each dtype crosses the 1.7.4 C-API: I32/F32 for 32-bit values; SCALAR takes only
-#: 16-bit types (f32 through it gives -6), and Taichi's graphs refuse f16 scalars anyway.
-SCALAR_PASSING = {"f32": ARG_F32, "i32": ARG_I32, "i16": ARG_SCALAR, "u16": ARG_SCALAR}
-#: Files ``ti_load_aot_module`` reads per arch; the x64 loader segfaults on a folder without them.
-MODULE_FILES = {"x64": ("metadata.tcb", "graphs.tcb"), "cuda": ("metadata.tcb", "graphs.tcb"),
-                "vulkan": ("metadata.json", "graphs.json")}  # fmt: skip
 ARCH_HINTS = {
     "x64": "",
     "vulkan": "; is a Vulkan driver installed? On a CPU: apt-get install mesa-vulkan-drivers libvulkan1",
@@ -308,7 +307,7 @@ class _Bound:
     scalars: dict[str, np.ndarray]
 
 
-def _fail(graph: GraphSpec, arg: ArgSpec, message: str) -> GraphRunError:
+def _fail(graph: GraphSpec, arg: Arg, message: str) -> GraphRunError:
     return GraphRunError(f"graph {graph.name!r}, arg {arg.name!r}: {message}", arg=arg.name)
 
 
@@ -328,61 +327,53 @@ def _check_names(graph: GraphSpec, values: Mapping[str, Any]) -> None:
         raise GraphRunError(f"{message}: run({example})", arg=missing[0])
 
 
-def _check_array(graph: GraphSpec, arg: ArgSpec, value: Any, dims: dict[str, tuple[int, str]]) -> np.ndarray:
-    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+def _mismatch(graph: GraphSpec, arg: Arg, problem: Problem, note: str = "") -> GraphRunError:
+    return _fail(graph, arg, f"expected {problem.want}, got {problem.got}; {problem.fix}{note}")
+
+
+def _check_array(
+    graph: GraphSpec, arg: Arg, value: Any, dims: dict[str, int], owners: dict[str, str]
+) -> np.ndarray:
+    """A numpy value for an ndarray arg, checked as ``run`` checks one (:mod:`graphlab.runvalues`)."""
     if not isinstance(value, np.ndarray):
+        want = numpy_dtype(arg)
         raise _fail(graph, arg, f"expected a numpy array of {want}, got {type(value).__name__}; pass np.asarray(...)")
-    if value.dtype != want:
-        fix = f"pass {arg.name}.astype(np.{want}) (results are written back in place, so nothing is cast)"
-        raise _fail(graph, arg, f"expected dtype {want} ({arg.dtype}), got {value.dtype}; {fix}")
-    esh = arg.element_shape
-    if value.ndim != arg.ndim + len(esh) or value.shape[arg.ndim :] != esh:
-        want_shape = f"{arg.ndim} dims" + (f" then the element shape {esh}" if esh else "")
-        raise _fail(graph, arg, f"expected {want_shape}, got shape {value.shape}")
+    problem = array_problem(arg, value)
+    if problem is not None:
+        raise _mismatch(graph, arg, problem, " (results are written back in place, so nothing is cast)")
     if not value.flags.writeable:
         raise _fail(graph, arg, "the array is read-only, but results are copied into it; pass np.array(value)")
-    for axis, (size, dim) in enumerate(zip(value.shape, arg.shape or ())):
-        seen = (
-            (dim, "manifest.json")
-            if isinstance(dim, int)
-            else dims.setdefault(dim, (size, f"{arg.name}.shape[{axis}]"))
-        )
-        if seen[0] != size:
-            name = f"dim {dim!r} " if isinstance(dim, str) else ""
-            raise _fail(
-                graph,
-                arg,
-                f"shape[{axis}] is {size}, but {name}is {seen[0]} from {seen[1]}; sizes must agree",
-            )
+    mismatch = dims_problem(arg, value.shape[: arg.ndim], dims, owners)
+    if mismatch is not None:
+        raise _fail(graph, arg, mismatch)
     return value
 
 
-def _check_scalar(graph: GraphSpec, arg: ArgSpec, value: Any) -> np.ndarray:
+def _check_scalar(graph: GraphSpec, arg: Arg, value: Any) -> np.ndarray:
     """A scalar or matrix value as an array of the arg's dtype, with ti.graph's casting rules.
 
     A float arg takes ints and floats; an int arg refuses floats (as ``ti.graph`` does) and ints out
     of range (rather than wrapping).
     """
-    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+    want = numpy_dtype(arg)
     if arg.kind == "scalar" and arg.dtype not in SCALAR_PASSING:
-        fix = f"export it as {', '.join(SCALAR_PASSING)} or as a 1-element ndarray"
+        fix = f"export it as {', '.join(C_SCALARS)} or as a 1-element ndarray"
         raise _fail(graph, arg, f"a {arg.dtype} scalar cannot cross Taichi 1.7.4's C-API; {fix}")
     got = np.asarray(value)
-    if got.dtype.kind not in "iuf" or (want.kind in "iu" and got.dtype.kind == "f"):
-        raise _fail(
-            graph,
-            arg,
-            f"expected {'an int' if want.kind in 'iu' else 'a number'} ({arg.dtype}), got {value!r}",
-        )
+    if got.dtype.kind not in "iuf":
+        expected = "an int" if want.kind in "iu" else "a number"
+        raise _fail(graph, arg, f"expected {expected} ({arg.dtype}), got {value!r}")
     shape = arg.element_shape if arg.kind == "matrix" else ()
     if got.shape != shape:
         raise _fail(graph, arg, f"expected shape {shape}, got {got.shape}")
-    if want.kind in "iu" and got.size and (got.min() < np.iinfo(want).min or got.max() > np.iinfo(want).max):
-        raise _fail(graph, arg, f"{value!r} does not fit {arg.dtype}")
+    if got.size:
+        problem = number_problem(arg, got.min().item(), got.max().item(), floating=got.dtype.kind == "f")
+        if problem is not None:
+            raise _mismatch(graph, arg, problem)
     return got.astype(want)
 
 
-def _temp_shape(graph: GraphSpec, arg: ArgSpec, dims: Mapping[str, int]) -> tuple[int, ...]:
+def _temp_shape(graph: GraphSpec, arg: Arg, dims: Mapping[str, int]) -> tuple[int, ...]:
     if arg.shape is None:
         raise _fail(graph, arg, "a temp with no shape in manifest.json cannot be allocated; pass it as a value")
     for dim in arg.shape:
@@ -395,17 +386,18 @@ def _temp_shape(graph: GraphSpec, arg: ArgSpec, dims: Mapping[str, int]) -> tupl
 def bind_values(graph: GraphSpec, values: Mapping[str, Any], default_dims: Mapping[str, int]) -> _Bound:
     """Check ``values`` against a graph of the manifest; raise GraphRunError before any launch."""
     _check_names(graph, values)
-    dims: dict[str, tuple[int, str]] = {}
+    dims: dict[str, int] = {}
+    owners: dict[str, str] = {}
     bound = _Bound({}, {}, {})
     for arg in graph.args:
         if arg.kind in ("texture", "rw_texture"):
             raise _fail(graph, arg, "textures cannot be passed through load_module yet; run the graph from Python")
         if arg.kind == "ndarray" and arg.name in values:
-            bound.arrays[arg.name] = _check_array(graph, arg, values[arg.name], dims)
+            bound.arrays[arg.name] = _check_array(graph, arg, values[arg.name], dims, owners)
             bound.shapes[arg.name] = bound.arrays[arg.name].shape
         elif arg.kind != "ndarray":
             bound.scalars[arg.name] = _check_scalar(graph, arg, values[arg.name])
-    sizes = {**default_dims, **{name: size for name, (size, _) in dims.items()}}
+    sizes = {**default_dims, **dims}
     for arg in graph.args:
         if arg.kind == "ndarray" and arg.name not in values:
             bound.shapes[arg.name] = _temp_shape(graph, arg, sizes)
@@ -415,7 +407,7 @@ def bind_values(graph: GraphSpec, values: Mapping[str, Any], default_dims: Mappi
     return bound
 
 
-def _fill(named: TiNamedArgument, arg: ArgSpec, value: Any) -> None:
+def _fill(named: TiNamedArgument, arg: Arg, value: Any) -> None:
     """Fill one TiNamedArgument: ``value`` is ``(memory, shape)`` for an ndarray, else an array."""
     named.name, a, dtype = arg.name.encode(), named.argument, TI_DATA_TYPE[arg.dtype or "f32"]
     if arg.kind == "ndarray":

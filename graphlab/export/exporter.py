@@ -52,6 +52,7 @@ import numpy as np
 from graphlab.check import check
 from graphlab.errors import GraphError, GraphlabError, ToolMissingError
 from graphlab.export._child import VULKAN_CAPS, run_watched
+from graphlab.export.capi import C_SCALARS
 from graphlab.export.control import plan_to_json
 from graphlab.export.errors import ManifestError
 from graphlab.export.manifest import (
@@ -76,8 +77,6 @@ __all__ = ["ExportError", "ExportResult", "OutputPathError", "export"]
 
 Arch = Literal["vulkan", "x64", "cuda", "cpu"]
 ProgressOption = bool | Callable[[str, float], Any] | None
-#: Scalars Taichi 1.7.4's C-API can pass to a graph (see cruntime.SCALAR_PASSING).
-C_SCALARS = ("f32", "i32", "i16", "u16")
 VULKAN_FIX = "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1`"
 CUDA_FIX = "export on a machine with an NVIDIA GPU and driver, or choose arch='vulkan' or 'x64'"
 CHILD_ENTRY = "graphlab.export._child:export_module"

@@ -32,20 +32,18 @@ from importlib.resources import files
 from pathlib import Path
 
 from graphlab._version import __version__
+from graphlab.aotfiles import MODULE_FILES, metadata_file
 from graphlab.errors import ToolMissingError
-from graphlab.export.cruntime import ArgSpec, Manifest, read_manifest, taichi_c_api_dir
+from graphlab.export.capi import C_SCALARS
+from graphlab.export.cruntime import Manifest, read_manifest, taichi_c_api_dir
 from graphlab.export.errors import HostBuildError, HostGenError
 from graphlab.names import MAX_DIM_SIZE, name_problem, shown
 from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
-from graphlab.spec import NUMPY_DTYPES, ROLES
+from graphlab.spec import Arg
 
 __all__ = ["build_host", "c_string_literal", "cmake_string", "generate_host"]
 
 EXECUTABLE = "graphlab_host"
-#: Scalars the 1.7.4 C-API can pass to a graph (see cruntime.SCALAR_PASSING).
-HOST_SCALARS = ("f32", "i32", "i16", "u16")
-#: The file whose absence means "not a module of this arch" (the x64 loader crashes on one).
-MARKER_FILES = {"x64": "metadata.tcb", "cuda": "metadata.tcb", "vulkan": "metadata.json"}
 COMPILERS = ("cc", "gcc", "clang")
 #: The package-data folder holding the host's sources and templates.
 SOURCES = files("graphlab.export") / "host"
@@ -57,34 +55,25 @@ PLACEHOLDER = re.compile(r"@([A-Z][A-Z_]*)@")
 def _check_manifest(manifest: Manifest) -> None:
     """Refuse what would not fit the host's tables: names and dim sizes are checked again here (a
     manifest.json can be edited by hand), even though every string is written as an escaped literal."""
-    if manifest.arch not in MARKER_FILES:
-        raise HostGenError(f"manifest.json: arch {shown(manifest.arch)} is not one of {', '.join(MARKER_FILES)}")
+    if manifest.arch not in MODULE_FILES:
+        raise HostGenError(f"manifest.json: arch {shown(manifest.arch)} is not one of {', '.join(MODULE_FILES)}")
     for name, size in manifest.dims.items():
         problem = name_problem(name)
         if problem is not None:
             raise HostGenError(f"manifest.json: dims key {shown(name)} is not a dim name ({problem}); re-export")
         if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_DIM_SIZE:
             raise HostGenError(f"manifest.json: dims[{name!r}] = {shown(size)} is not a size in 0..{MAX_DIM_SIZE:,}")
-    for graph in manifest.graphs:
-        for arg in graph.args:
-            where = f"manifest.json: graph {shown(graph.name)}, arg {shown(arg.name)}"
-            problem = name_problem(graph.name) or name_problem(arg.name)
-            if problem is not None:
-                raise HostGenError(f"{where}: not a valid name ({problem}); rename it and re-export")
-            if arg.kind not in ("scalar", "ndarray", "matrix", "texture", "rw_texture") or arg.role not in ROLES:
-                raise HostGenError(f"{where}: kind {shown(arg.kind)} or role {shown(arg.role)} is unknown; re-export")
-            if arg.dtype is not None and arg.dtype not in NUMPY_DTYPES:
-                raise HostGenError(f"{where}: dtype {shown(arg.dtype)} is unknown; re-export")
-            for d in (*(arg.shape or ()), *arg.element_shape):
-                bad_int = isinstance(d, bool) or (isinstance(d, int) and not 0 <= d <= MAX_DIM_SIZE)
-                if bad_int or not isinstance(d, (int, str)) or (isinstance(d, str) and name_problem(d)):
-                    raise HostGenError(f"{where}: shape entry {shown(d)} is not a dim name or a size up to 2**32 - 1")
+    for graph in manifest.graphs:  # its args are spec.Args: they checked their names, kinds and sizes
+        problem = name_problem(graph.name)
+        if problem is not None:
+            where = f"manifest.json: graph {shown(graph.name)}"
+            raise HostGenError(f"{where}: not a valid name ({problem}); rename it and re-export")
 
 
-def _args_of(manifest: Manifest) -> dict[str, ArgSpec]:
+def _args_of(manifest: Manifest) -> dict[str, Arg]:
     """Every arg of every graph, once: graphs that name the same arg share its buffer in the host."""
     _check_manifest(manifest)
-    args: dict[str, ArgSpec] = {}
+    args: dict[str, Arg] = {}
     for graph in manifest.graphs:
         for arg in graph.args:
             where = f"manifest.json: graph {graph.name!r}, arg {arg.name!r}"
@@ -92,8 +81,8 @@ def _args_of(manifest: Manifest) -> dict[str, ArgSpec]:
                 raise HostGenError(f"{where}: the host takes up to 8 field dims and 2 element dims")
             if arg.kind in ("texture", "rw_texture"):
                 raise HostGenError(f"{where}: the C host does not pass textures yet; run this graph from Python")
-            if arg.kind == "scalar" and arg.dtype not in HOST_SCALARS:
-                fix = f"use one of {', '.join(HOST_SCALARS)} or a 1-element ndarray"
+            if arg.kind == "scalar" and arg.dtype not in C_SCALARS:
+                fix = f"use one of {', '.join(C_SCALARS)} or a 1-element ndarray"
                 raise HostGenError(f"{where}: a {arg.dtype} scalar cannot cross Taichi 1.7.4's C-API; {fix}")
             seen = args.setdefault(arg.name, arg)
             same = (seen.kind, seen.dtype, seen.ndim, seen.element_shape, seen.shape)
@@ -186,8 +175,8 @@ def _tables(manifest: Manifest) -> dict[str, str]:
         "VERSION": _c_comment(__version__),
         "TAICHI": _c_comment(manifest.taichi_version),
         "TI_ARCH": f"TI_ARCH_{manifest.arch.upper()}",
-        "ARCH": manifest.arch,  # one of MARKER_FILES (checked), so plain text in a string or comment
-        "MARKER": MARKER_FILES[manifest.arch],
+        "ARCH": manifest.arch,  # one of MODULE_FILES (checked), so plain text in a string or comment
+        "MARKER": metadata_file(manifest.arch),  # the x64 loader crashes on a folder without it
         "ARGS": "\n".join(_c_rows(rows, header)),
         "SEGMENTS": "\n".join(_c_rows(segments, ["name", "arg_count", "args"])),
         "OPS": "\n".join(_c_rows(ops, OP_HEADER)),
@@ -240,7 +229,7 @@ def generate_host(out_dir: str | os.PathLike[str], *, manifest: Manifest | None 
     return host
 
 
-def _describe(arg: ArgSpec) -> str:
+def _describe(arg: Arg) -> str:
     if arg.kind == "ndarray":
         shape = ", ".join(map(str, arg.shape)) if arg.shape else f"{arg.ndim} dims"
         elem = f" of {'x'.join(map(str, arg.element_shape))}" if arg.element_shape else ""

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlab._version import __version__
+from graphlab.errors import GraphError
 from graphlab.export.errors import ManifestError
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
 from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
@@ -54,7 +55,6 @@ from graphlab.spec import ARG_KINDS, NUMPY_DTYPES, ROLES, Arg
 __all__ = [
     "ARCHS",
     "MANIFEST_FORMAT",
-    "ArgSpec",
     "GraphSpec",
     "Manifest",
     "Sample",
@@ -95,27 +95,17 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class ArgSpec:
-    """One graph arg as ``manifest.json`` records it (the fields of :class:`graphlab.spec.Arg`)."""
-
-    name: str
-    kind: str
-    dtype: str | None
-    ndim: int = 0
-    element_shape: tuple[int, ...] = ()
-    role: str = "state"
-    shape: tuple[int | str, ...] | None = None
-
-
-@dataclass(frozen=True)
 class GraphSpec:
     """One graph of the module: its args in launch order, the ndarrays it writes, its control tree.
+
+    The args are :class:`graphlab.spec.Arg` themselves (``fmt`` is not recorded, so it is None):
+    reading builds them, so a manifest arg obeys every rule a notebook arg does.
 
     ``control`` is None for a graph without conditionals or loops: it is then one module graph.
     """
 
     name: str
-    args: tuple[ArgSpec, ...]
+    args: tuple[Arg, ...]
     writes: tuple[str, ...] = ()
     control: tuple[Op, ...] | None = None
 
@@ -200,27 +190,31 @@ class _Reader:
                 raise self.fail(f"{path}.{key}[{i}]", f"expected a name, got {v!r}")
         return tuple(values)
 
-    def arg(self, obj: Any, path: str) -> ArgSpec:
+    def arg(self, obj: Any, path: str) -> Arg:
         kind = self.choice(obj, path, "kind", ARG_KINDS)
         typed = kind in ("scalar", "ndarray", "matrix")
         shape = self.get(obj, path, "shape", (list, type(None)), None)
         ndim = self.get(obj, path, "ndim", int, 0)
         if shape is not None and len(shape) != ndim:
             raise self.fail(f"{path}.shape", f"{shape!r} has {len(shape)} dims but ndim is {ndim}")
-        return ArgSpec(
-            name=self.get(obj, path, "name", str),
-            kind=kind,
-            dtype=self.choice(obj, path, "dtype", tuple(NUMPY_DTYPES) if typed else (None, *NUMPY_DTYPES), None),
-            ndim=ndim,
-            element_shape=self.dims(
+        fields = {
+            "name": self.get(obj, path, "name", str),
+            "kind": kind,
+            "dtype": self.choice(obj, path, "dtype", tuple(NUMPY_DTYPES) if typed else (None, *NUMPY_DTYPES), None),
+            "ndim": ndim,
+            "element_shape": self.dims(
                 self.get(obj, path, "element_shape", list, []), f"{path}.element_shape", names=False
             ),
-            role=self.choice(obj, path, "role", ROLES, "state"),
-            shape=None if shape is None else self.dims(shape, f"{path}.shape", names=True),
-        )
+            "role": self.choice(obj, path, "role", ROLES, "state"),
+            "shape": None if shape is None else self.dims(shape, f"{path}.shape", names=True),
+        }
+        try:  # the model's own rules (names, sizes up to 2**32 - 1, kinds' dims), as for a notebook arg
+            return Arg(**fields)
+        except GraphError as exc:
+            raise self.fail(path, str(exc)) from None
 
     def control(
-        self, raw: list[Any], path: str, args: Mapping[str, ArgSpec], level: int = 1
+        self, raw: list[Any], path: str, args: Mapping[str, Arg], level: int = 1
     ) -> tuple[Op, ...]:
         """A control tree of plan ops (see graphlab.export.control); flags and counts must be args of the graph.
 
@@ -235,7 +229,7 @@ class _Reader:
             )
         return tuple(self.entry(item, f"{path}[{i}]", args, level) for i, item in enumerate(raw))
 
-    def entry(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> Op:
+    def entry(self, obj: Any, path: str, args: Mapping[str, Arg], level: int) -> Op:
         op = self.choice(obj, path, "op", ("segment", "repeat", "cond", "loop"))
         if op == "segment":  # numbered in program order, as graphlab.plan.build_plan numbers them
             name = self.get(obj, path, "graph", str)
@@ -257,7 +251,7 @@ class _Reader:
             )
         return self.loop(obj, path, args, level)
 
-    def loop(self, obj: Any, path: str, args: Mapping[str, ArgSpec], level: int) -> Iterate:
+    def loop(self, obj: Any, path: str, args: Mapping[str, Arg], level: int) -> Iterate:
         flag = self.decision(obj, path, "while", args, "ndarray", optional=True)
         count = self.decision(obj, path, "count", args, "scalar", optional=True)
         max_iter = self.get(obj, path, "max_iter", (int, type(None)), None)
@@ -268,11 +262,11 @@ class _Reader:
         body = self.body(obj, path, "body", args, level)
         return Iterate(self.get(obj, path, "node", str), body, flag, count, max_iter)
 
-    def body(self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec], level: int) -> tuple[Op, ...]:
+    def body(self, obj: Any, path: str, key: str, args: Mapping[str, Arg], level: int) -> tuple[Op, ...]:
         return self.control(self.get(obj, path, key, list), f"{path}.{key}", args, level + 1)
 
     def decision(
-        self, obj: Any, path: str, key: str, args: Mapping[str, ArgSpec], kind: str, *, optional: bool = False
+        self, obj: Any, path: str, key: str, args: Mapping[str, Arg], kind: str, *, optional: bool = False
     ) -> Any:
         """The i32 arg a decision reads: a flag (an ndarray) or a count (a scalar)."""
         name = self.get(obj, path, key, (str, type(None)) if optional else str, None if optional else ...)
@@ -281,7 +275,7 @@ class _Reader:
             raise self.fail(f"{path}.{key}", f"{name!r} is not an i32 {kind} arg of this graph")
         return name
 
-    def segment_args(self, obj: Any, path: str, args: Mapping[str, ArgSpec]) -> tuple[str, ...]:
+    def segment_args(self, obj: Any, path: str, args: Mapping[str, Arg]) -> tuple[str, ...]:
         """The args a segment takes; every arg of the graph when not listed."""
         if obj.get("args") is None:
             return tuple(args)

@@ -41,9 +41,10 @@ import numpy as np
 from graphlab.errors import GraphlabError, ToolMissingError
 from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.cruntime import taichi_c_api_dir
-from graphlab.export.manifest import ArgSpec, Manifest, Sample, check_files, check_listed, read_manifest
+from graphlab.export.manifest import Manifest, Sample, check_files, check_listed, read_manifest
 from graphlab.plan import ControlEvent
-from graphlab.spec import NUMPY_DTYPES
+from graphlab.runvalues import array_problem, dims_problem, number_problem, numpy_dtype
+from graphlab.spec import NUMPY_DTYPES, Arg
 
 __all__ = ["OutputDiff", "Run", "VerifyError", "VerifyReport", "make_inputs", "run_host", "run_python", "verify"]
 
@@ -78,18 +79,19 @@ class VerifyError(GraphlabError, RuntimeError):
 class OutputDiff:
     """How one written ndarray compares: C host (``got``) against the Python frontend (``want``).
 
-    ``max_rel`` is the largest absolute difference divided by the reference's largest magnitude, so
-    values near zero do not blow it up.
+    ``peak_rel`` is the largest absolute difference divided by the reference's largest magnitude, so
+    values near zero do not blow it up. (It is not the debugger's ``max_rel``, the largest
+    ``|a-b| / max(|a|, |b|)`` over the elements.)
     """
 
     name: str
     dtype: str
     shape: tuple[int, ...]
     max_abs: float
-    max_rel: float
+    peak_rel: float
     mismatched: int
     passed: bool
-    spread: float | None = None  # max_rel of the Python frontend against a second run of itself
+    spread: float | None = None  # peak_rel of the Python frontend against a second run of itself
 
     @property
     def identical(self) -> bool:
@@ -140,7 +142,7 @@ class VerifyReport:
 
     def _rows(self) -> list[list[str]]:
         return [
-            [o.name, o.dtype, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
+            [o.name, o.dtype, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.peak_rel:.3g}",
              "-" if o.spread is None else f"{o.spread:.3g}", f"{o.mismatched:,}",
              "identical" if o.identical else "pass" if o.passed else "FAIL"]
             for o in self.outputs
@@ -204,9 +206,9 @@ def _nth(events: tuple[FrameEvent, ...], i: int) -> str:
 # --- inputs -----------------------------------------------------------------------------------------
 
 
-def _args(manifest: Manifest) -> dict[str, ArgSpec]:
+def _args(manifest: Manifest) -> dict[str, Arg]:
     """Every arg once; an arg that is an input in any graph counts as an input."""
-    args: dict[str, ArgSpec] = {}
+    args: dict[str, Arg] = {}
     for graph in manifest.graphs:
         for arg in graph.args:
             seen = args.setdefault(arg.name, arg)
@@ -215,34 +217,32 @@ def _args(manifest: Manifest) -> dict[str, ArgSpec]:
     return args
 
 
-def _given(arg: ArgSpec, value: Any, dims: dict[str, int]) -> np.ndarray:
-    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
+def _given(arg: Arg, value: Any, dims: dict[str, int], owners: dict[str, str]) -> np.ndarray:
+    """A given input checked as ``run`` checks one (the shared checks of :mod:`graphlab.runvalues`)."""
+    want = numpy_dtype(arg)
     array = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
     if arg.kind != "ndarray":
         shape = arg.element_shape if arg.kind == "matrix" else ()
-        if array.dtype.kind not in "iuf" or (want.kind in "iu" and array.dtype.kind == "f") or array.shape != shape:
+        problem = None
+        if array.dtype.kind in "iuf" and array.shape == shape and array.size:
+            problem = number_problem(arg, array.min().item(), array.max().item(), floating=array.dtype.kind == "f")
+        if array.dtype.kind not in "iuf" or array.shape != shape or problem is not None:
+            fix = "pass a value of that kind" if problem is None else f"{problem.got}: {problem.fix}"
             raise VerifyError(f"inputs[{arg.name!r}] = {value!r}, but arg {arg.name!r} is a {arg.kind} of {want} "
-                              f"with shape {shape}; pass a value of that kind")  # fmt: skip
+                              f"with shape {shape}; {fix}")  # fmt: skip
         return array.astype(want)
-    if array.dtype != want:
+    problem = array_problem(arg, array)
+    if problem is not None:
         raise VerifyError(
-            f"inputs[{arg.name!r}] is {array.dtype}, but arg {arg.name!r} is {want}; pass it with .astype(np.{want})"
+            f"inputs[{arg.name!r}] is a {problem.got}, but arg {arg.name!r} expects {problem.want}; {problem.fix}"
         )
-    if array.ndim != arg.ndim + len(arg.element_shape) or array.shape[arg.ndim :] != arg.element_shape:
-        raise VerifyError(
-            f"inputs[{arg.name!r}] has shape {array.shape}; arg {arg.name!r} has {arg.ndim} dims "
-            f"then the element shape {arg.element_shape}"
-        )
-    for axis, dim in enumerate(arg.shape or ()):
-        if isinstance(dim, str) and dims.setdefault(dim, array.shape[axis]) != array.shape[axis]:
-            raise VerifyError(
-                f"inputs[{arg.name!r}].shape[{axis}] is {array.shape[axis]}, but dim {dim!r} is "
-                f"{dims[dim]} from another input; sizes must agree"
-            )
+    mismatch = dims_problem(arg, array.shape[: arg.ndim], dims, owners)
+    if mismatch is not None:
+        raise VerifyError(f"inputs[{arg.name!r}] {mismatch}")
     return array
 
 
-def _draw(arg: ArgSpec, sample: Sample | None, dims: Mapping[str, int], rng: np.random.Generator) -> np.ndarray:
+def _draw(arg: Arg, sample: Sample | None, dims: Mapping[str, int], rng: np.random.Generator) -> np.ndarray:
     """A random value for ``arg``: the notebook's scalar, else uniform within the recorded range."""
     want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
     if arg.kind != "ndarray" and sample is not None and sample.value is not None:
@@ -280,7 +280,8 @@ def make_inputs(manifest: Manifest, given: Mapping[str, Any] | None = None, *, s
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise VerifyError(f"inputs[{name!r}]: the module has no such arg; {hint}its args: {', '.join(args)}")
     dims: dict[str, int] = {}
-    values = {name: _given(args[name], value, dims) for name, value in given.items()}
+    owners: dict[str, str] = {}
+    values = {name: _given(args[name], value, dims, owners) for name, value in given.items()}
     dims = {**manifest.dims, **dims}
     rng = np.random.default_rng(seed)
     for name, arg in args.items():
@@ -422,9 +423,9 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float) -> Output
     diff = np.abs(got.astype(np.float64) - want.astype(np.float64))[~same]
     max_abs = float(np.nanmax(diff)) if not np.isnan(diff).all() else float("nan")
     scale = float(np.nanmax(np.abs(want.astype(np.float64)))) if want.size else 0.0
-    max_rel = max_abs / scale if scale > 0 else float("inf")
-    passed = bool(np.isfinite(max_rel) and max_rel <= rtol)
-    return OutputDiff(name, str(want.dtype), shape, max_abs, max_rel, mismatched, passed)
+    peak_rel = max_abs / scale if scale > 0 else float("inf")
+    passed = bool(np.isfinite(peak_rel) and peak_rel <= rtol)
+    return OutputDiff(name, str(want.dtype), shape, max_abs, peak_rel, mismatched, passed)
 
 
 def verify(
@@ -450,7 +451,7 @@ def verify(
     frames
         How many times each graph runs, in manifest order, before the outputs are compared.
     rtol
-        The largest ``max_rel`` (max abs difference / largest reference magnitude) that passes.
+        The largest ``peak_rel`` (max abs difference / largest reference magnitude) that passes.
     kernels
         Where the kernels live now (module, dict...), instead of the code stored at export.
     baseline
@@ -526,7 +527,7 @@ def verify(
             again = python("python again")
             outputs = [
                 dataclasses.replace(o, spread=compare(o.name, np.load(again.out_dir / f"{o.name}.npy"),
-                                                      np.load(reference.out_dir / f"{o.name}.npy"), rtol).max_rel)
+                                                      np.load(reference.out_dir / f"{o.name}.npy"), rtol).peak_rel)
                 for o in outputs
             ]  # fmt: skip
     given = sorted(set(inputs or {}))

@@ -1,8 +1,12 @@
 """``GraphEditor``: the notebook widget that edits, debugs and exports a :class:`graphlab.Graph`.
 
+Over 500 lines on purpose: one widget class whose message dispatch, trial edits, undo and trait sync share one state
+(graph, history, pending changes); its panels, views, history and message parsing already live in sibling modules.
+
 The widget and Python share one model, the ``Graph``. The traits below are the wire contract
-(mirrored in ``extension/src/protocol.ts``); Python is their only writer, except ``error``, which
-the front-end may clear. The front-end asks for edits with custom messages (see
+(declared in :mod:`graphlab.widget.protocol`, which the TypeScript types are generated from);
+Python is their only writer, except ``error``, which the front-end may clear. The front-end asks
+for edits with custom messages (see
 :mod:`graphlab.widget.messages`); each edit is one call on the graph's editing API, refused edits
 change nothing and say why in ``error``, and changes made to the graph from Python show in the
 widget through ``graph.observe``. The debug, inspect and export panels work the same way over a

@@ -3,7 +3,7 @@
 Statistics come from the debugger's device reductions (``BufferView.stats``, ``DiffView.stats``);
 only the summaries, a picture-sized sample and one page of values cross to the host. Pictures travel
 to the front-end as raw little-endian floats (the ``inspect_picture`` and ``inspect_diff`` traits,
-``Bytes``) described by a small JSON header (``PictureView`` in ``extension/src/protocol.ts``); the
+``Bytes``) described by a small JSON header (``PictureView`` in :mod:`graphlab.widget.protocol`); the
 front-end draws them into a ``<canvas>``. Big buffers are downsampled here, never in the browser:
 
 - a 2-D field (heat map) is reduced by blocks to at most ``PICTURE_SIDE`` per side; a block with a

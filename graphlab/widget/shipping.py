@@ -1,7 +1,7 @@
 """The export panel's side in Python: ``gl.export`` with its progress shown, then ``gl.verify``.
 
 One export runs at a time, in the kernel, through the exporter's public API; its ``progress``
-callback publishes the ``export`` trait (``ExportView`` in ``extension/src/protocol.ts``) as the
+callback publishes the ``export`` trait (``ExportView`` in :mod:`graphlab.widget.protocol`) as the
 stages go by, so the bar moves while the cell-less comm handler runs. The panel ends with the files
 written and the verification report, or with the error that stopped it (nothing half-written: the
 exporter writes to a temporary folder and renames it).
@@ -13,13 +13,14 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from graphlab.errors import GraphlabError
+from graphlab.widget.protocol import ExportArch
 
 _log = logging.getLogger(__name__)
 
-TARGETS = ("x64", "vulkan", "cuda")
+TARGETS: tuple[str, ...] = get_args(ExportArch)
 #: Share of the bar given to the export; verification takes the rest.
 EXPORT_SHARE = 0.8
 MAX_FILES = 200
@@ -48,7 +49,7 @@ def _output_view(o: Any) -> dict[str, Any]:
         "dtype": o.dtype,
         "shape": list(o.shape),
         "max_abs": o.max_abs,
-        "max_rel": o.max_rel,
+        "max_rel": o.peak_rel,  # verify.OutputDiff.peak_rel
         "mismatched": o.mismatched,
         "passed": o.passed,
     }

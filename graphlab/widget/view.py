@@ -1,4 +1,4 @@
-"""JSON views of the model for the widget's traits (mirrored in ``extension/src/protocol.ts``).
+"""JSON views of the model for the widget's traits (their types: :mod:`graphlab.widget.protocol`).
 
 Plain functions from model objects to JSON-ready dicts and lists; nothing here edits a graph.
 """
@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 
 
 def arg_view(arg: Arg) -> dict[str, Any]:
-    """An arg as the ``ArgView`` of protocol.ts."""
+    """An arg as the ``ArgView`` of graphlab.widget.protocol."""
     return {**arg.to_dict(), "label": arg.describe()}
 
 
 def param_view(param: Param) -> dict[str, Any]:
-    """A kernel parameter as the ``ParamView`` of protocol.ts (None: left open by the annotation)."""
+    """A kernel parameter as the ``ParamView`` of graphlab.widget.protocol (None: left open by the annotation)."""
     return {
         "name": param.name,
         "kind": param.kind,
@@ -53,7 +53,7 @@ def palette_view(kernels: Iterable[KernelInfo]) -> list[dict[str, Any]]:
 
 
 def diagnostic_view(diagnostic: Diagnostic) -> dict[str, Any]:
-    """A diagnostic as the ``DiagnosticView`` of protocol.ts."""
+    """A diagnostic as the ``DiagnosticView`` of graphlab.widget.protocol."""
     return diagnostic.to_dict()
 
 

@@ -1,0 +1,361 @@
+"""A graph's convenience methods: validate, compile, run, debug, render, save, to_code.
+
+Users love ``g.validate()`` and ``g.run()``; the work lives in layers above the model (analysis,
+the Taichi runtime, the debugger), which the model must not import. So :class:`GraphConveniences`
+only forwards each call to :data:`USES`, filled by :mod:`graphlab.uses` (the one module allowed to
+reach up) when ``import graphlab`` runs. The methods' documentation and examples live here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import networkx as nx
+
+from graphlab.errors import GraphError
+from graphlab.graphdata import GraphData
+
+if TYPE_CHECKING:
+    from graphlab.compiled import CompiledGraph
+    from graphlab.debug.session import DebugSession
+    from graphlab.diagnostics import Diagnostic
+    from graphlab.graph import Graph
+    from graphlab.memory import MemoryPlan
+    from graphlab.uses import Uses
+
+
+#: What the convenience methods (validate, compile, debug, render, save, to_code) call: set by
+#: :mod:`graphlab.uses` when ``import graphlab`` runs, so the model imports nothing above it.
+USES: Uses | None = None
+
+
+def _uses() -> Uses:
+    if USES is None:  # only when graphlab.conveniences was loaded without its package (never by import)
+        raise GraphError("graphlab.uses is not loaded: import graphlab before using a graph's methods")
+    return USES
+
+
+AccessSource = Literal["auto", "vulkan", "ast"]
+RenderView = Literal["program", "dataflow", "unrolled"]
+
+
+class GraphConveniences(GraphData):
+    """The uses of a graph (see :class:`graphlab.Graph`), each forwarded to :data:`USES`."""
+
+    def _graph(self) -> Graph:
+        return cast("Graph", self)  # graphlab.Graph is the one class that mixes this in
+
+    def validate(self, *, target: str | None = None, access: AccessSource = "auto") -> list[Diagnostic]:
+        """Every problem found, as located diagnostics (see :mod:`graphlab.check`).
+
+        ``target`` adds what an export target cannot take; ``access`` picks where read/write facts
+        come from (``"vulkan"``: Taichi's compiler, ``"ast"``: the source, ``"auto"``: the first that works).
+
+        Parameters
+        ----------
+        target
+            An export arch (``"vulkan"``, ``"x64"``, ``"cuda"``) whose limits to check too, or None.
+        access
+            Where the facts of what each kernel reads and writes come from.
+
+        Returns
+        -------
+        list of Diagnostic
+            Errors and warnings, each with a code, the node and arg it concerns, and a fix; empty
+            for a graph that compiles.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), g.ndarray("x", ti.f32, ndim=1))  # y left unbound
+        'saxpy'
+        >>> for diagnostic in g.validate():  # doctest: +NORMALIZE_WHITESPACE
+        ...     print(diagnostic)
+        GL001 error at saxpy [y]: parameter 'y' (ndarray f32, ndim=1) is unbound
+          (fix: bind it: g.rebind('saxpy', 'y', arg))
+        >>> g.rebind("saxpy", "y", g.ndarray("y", ti.f32, ndim=1))
+        >>> g.validate()
+        []
+        """
+        return _uses().validate(self._graph(), target=target, access=access)
+
+    def check(self, *, target: str | None = None, access: AccessSource = "auto") -> None:
+        """Raise :class:`GraphError` listing the errors :meth:`validate` finds.
+
+        Parameters
+        ----------
+        target, access
+            As for :meth:`validate`.
+
+        Raises
+        ------
+        GraphError
+            The graph has errors (warnings pass); the message lists each with its fix.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), g.ndarray("x", ti.f32, ndim=1))
+        'saxpy'
+        >>> g.check()  # doctest: +NORMALIZE_WHITESPACE
+        Traceback (most recent call last):
+          ...
+        graphlab.errors.GraphError: graph 'demo' has 1 error(s):
+          GL001 error at saxpy [y]: parameter 'y' (ndarray f32, ndim=1) is unbound
+          (fix: bind it: g.rebind('saxpy', 'y', arg))
+        """
+        _uses().check(self._graph(), target=target, access=access)
+
+    def memory_plan(self, **shapes: Any) -> MemoryPlan:
+        """Bytes, lifetimes and shared storage slots of the buffers (see :mod:`graphlab.memory`)."""
+        return _uses().memory_plan(self._graph(), **shapes)
+
+    def render(self, *, view: RenderView = "program", highlight: str | None = None, **options: Any) -> Any:
+        """A ``graphviz.Digraph`` of the graph (see :mod:`graphlab.render`).
+
+        A notebook shows the graph itself drawn (``_repr_mimebundle_``); this gives the drawing to
+        save or restyle.
+
+        Parameters
+        ----------
+        view
+            ``"program"``: nodes, sequences and the args they read and write; ``"dataflow"``: what
+            feeds what; ``"unrolled"``: the dispatches in launch order.
+        highlight
+            A node id to outline.
+        **options
+            ``diagnostics``, ``max_steps``, ``access``: see :func:`graphlab.render.render`.
+
+        Returns
+        -------
+        graphviz.Digraph
+            ``.source`` is the DOT text; ``.render(file, format="svg")`` writes a picture.
+
+        Raises
+        ------
+        GraphError
+            An unknown view.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, g.ndarray("y", ti.f32, ndim=1))
+        'saxpy'
+        >>> dot = g.render(view="unrolled")
+        >>> print(dot.source)  # doctest: +NORMALIZE_WHITESPACE
+        digraph demo {
+            graph [fontname=Helvetica label=demo labelloc=t rankdir=TB tooltip=demo]
+            node [fontname=Helvetica fontsize=11]
+            edge [fontname=Helvetica fontsize=9]
+            fill [label="0: fill" id=fill shape=box style=rounded tooltip="0: fill"]
+            saxpy [label="1: saxpy" id=saxpy shape=box style=rounded tooltip="1: saxpy"]
+            fill -> saxpy
+        }
+        """
+        return _uses().render(self._graph(), view=view, highlight=highlight, **options)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return _uses().mimebundle(self._graph())
+
+    def dataflow(self, *, access: AccessSource = "auto") -> nx.DiGraph:
+        """The read/write data-flow graph (see :mod:`graphlab.dataflow`)."""
+        return _uses().dataflow(self._graph(), access=access)
+
+    def compile(self) -> CompiledGraph:
+        """Check the graph and build a real ``ti.graph`` CompiledGraph for the current Taichi runtime.
+
+        Returns
+        -------
+        CompiledGraph
+            Runs with ``run(values)`` as many times as wanted, checking the values each time; it
+            refuses to run once ``ti.init()``/``ti.reset()`` replaced the runtime (Taichi would crash).
+
+        Raises
+        ------
+        GraphError
+            The graph has errors (see :meth:`check`).
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> compiled = g.compile()
+        >>> compiled
+        <graphlab.CompiledGraph 'demo' on x64: 1 dispatches, live>
+        >>> xs = np.zeros(3, np.float32)
+        >>> compiled.run(x=xs, value=0.5)
+        >>> xs
+        array([0.5, 0.5, 0.5], dtype=float32)
+        """
+        return _uses().compile(self._graph())
+
+    def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
+        """Compile once (per edit and Taichi runtime) and run with checked values.
+
+        Every value is checked against its arg (dtype, ndim, element shape, shared dims) before
+        anything runs. numpy arrays are copied to the device and the results copied back.
+
+        Parameters
+        ----------
+        values, **kwargs
+            Run values by arg name: ``ti.ndarray`` or numpy arrays for ndarrays, numbers for
+            scalars, ``ti.Matrix`` or nested lists for matrices. Temps may be left out.
+
+        Raises
+        ------
+        GraphRunError
+            A value is missing or does not fit its arg; nothing ran. The message names the arg and
+            the fix.
+        GraphError
+            The graph has errors (see :meth:`check`).
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x, y = g.ndarray("x", ti.f32, ndim=1, shape="n"), g.ndarray("y", ti.f32, ndim=1, shape="n")
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, y)
+        'saxpy'
+        >>> ys = np.ones(4, np.float32)
+        >>> g.run(x=np.zeros(4, np.float32), y=ys, value=2.0, a=3.0)
+        >>> ys
+        array([7., 7., 7., 7.], dtype=float32)
+        >>> yt = ti.ndarray(ti.f32, shape=4)  # device arrays are used in place
+        >>> g.run(x=ti.ndarray(ti.f32, shape=4), y=yt, value=1.0, a=2.0)
+        >>> yt.to_numpy()
+        array([2., 2., 2., 2.], dtype=float32)
+        >>> g.run(x=np.zeros(4, np.float32), y=np.ones(3, np.float32), value=2.0, a=3.0)
+        ... # doctest: +NORMALIZE_WHITESPACE
+        Traceback (most recent call last):
+          ...
+        graphlab.errors.GraphRunError: run(): arg 'y' has shape (3,), so dim 'n' = 3, but arg 'x' set
+          'n' = 4; arrays sharing a dim must agree (Taichi would index out of bounds)
+        """
+        compiled = self._cache.get("compiled")
+        if compiled is None or not compiled.is_current():
+            compiled = self.compile()
+            self._cache["compiled"] = compiled
+        compiled.run(values, **kwargs)
+
+    def debug(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
+        """A step debugger over this graph and these run values (see :mod:`graphlab.debug.session`).
+
+        Parameters
+        ----------
+        values, **kwargs
+            The run values, as for :meth:`run`. The session works in place on ``ti.ndarray``
+            values; numpy arrays receive the results when the session reaches the end.
+        options
+            (keyword) a :class:`graphlab.debug.DebugOptions`: snapshot budget, statistics, fast-forward.
+
+        Returns
+        -------
+        DebugSession
+            At position 0; ``step()``, ``continue_()``, ``back()``, ``goto()``, ``break_at()``,
+            ``inspect()``, ``watch()``, ``timing()``... move and look.
+
+        Raises
+        ------
+        GraphRunError, GraphError
+            As for :meth:`run`; nothing ran.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> g.dispatch(saxpy, g.scalar("a", ti.f32), x, g.ndarray("y", ti.f32, ndim=1))
+        'saxpy'
+        >>> ys = np.zeros(4, np.float32)
+        >>> dbg = g.debug(x=np.zeros(4, np.float32), y=ys, value=2.0, a=3.0)
+        >>> print(dbg.position)
+        before fill (step 0; 0 of 2 dispatches done)
+        >>> dbg.step().step_id
+        'saxpy'
+        >>> dbg.continue_().reason, ys
+        ('end', array([6., 6., 6., 6.], dtype=float32))
+        """
+        return _uses().debug(self._graph(), values, **kwargs)
+
+    def save(self, path: Any) -> None:
+        """Write the graph file (JSON, ``graphlab.graph/1``) atomically.
+
+        The file names kernels by reference (``module:qualname``); :func:`graphlab.load` resolves
+        them from the kernels it is given. The text is read back before anything is written, so
+        a file that would not load is never written, and an old file is replaced whole or not at all.
+
+        Parameters
+        ----------
+        path
+            The file to write (``str`` or ``os.PathLike``).
+
+        Raises
+        ------
+        GraphFileError
+            The graph would not load back, or the file cannot be written; the old file is unchanged.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> g = gl.Graph("demo")
+        >>> g.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("value", ti.f32))
+        'fill'
+        >>> path = os.path.join(tempfile.mkdtemp(), "demo.json")
+        >>> g.save(path)
+        >>> gl.load(path, kernels=[fill]).to_dict() == g.to_dict()
+        True
+        """
+        _uses().save(self._graph(), path)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph file's content as a dict."""
+        return _uses().to_dict(self._graph())
+
+    def to_code(self) -> str:
+        """The equivalent plain ``ti.graph`` Python code.
+
+        Returns
+        -------
+        str
+            A script that builds and compiles the same graph with ``ti.graph.GraphBuilder`` and no
+            graphlab, importing the kernels from their modules.
+
+        Raises
+        ------
+        GraphError
+            The graph has conditionals or loops, which plain ``ti.graph`` cannot express.
+
+        Examples
+        --------
+        >>> g = gl.Graph("demo")
+        >>> x = g.ndarray("x", ti.f32, ndim=1)
+        >>> g.dispatch(fill, x, g.scalar("value", ti.f32))
+        'fill'
+        >>> code = g.to_code()
+        >>> print(code)
+        import taichi as ti
+        from graphlab.doc_kernels import fill
+        <BLANKLINE>
+        sym_x = ti.graph.Arg(ti.graph.ArgKind.NDARRAY, 'x', dtype=ti.f32, ndim=1)
+        sym_value = ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'value', dtype=ti.f32)
+        <BLANKLINE>
+        builder_demo = ti.graph.GraphBuilder()
+        builder_demo.dispatch(fill, sym_x, sym_value)
+        graph_demo = builder_demo.compile()
+        <BLANKLINE>
+        >>> namespace = {}
+        >>> exec(code, namespace)  # it runs as it is
+        >>> xt = ti.ndarray(ti.f32, shape=2)
+        >>> namespace["graph_demo"].run({"x": xt, "value": 4.0})
+        >>> xt.to_numpy()
+        array([4., 4.], dtype=float32)
+        """
+        return _uses().to_code(self._graph())

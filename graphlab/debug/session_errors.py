@@ -1,0 +1,17 @@
+"""Errors of a debug session, apart so that the session's parts (its mixins) can raise them too.
+
+:mod:`graphlab.debug.session` exports them with :class:`~graphlab.debug.session.DebugSession`.
+"""
+
+from graphlab.errors import GraphlabError
+
+__all__ = ["DebugError", "ReplayError"]
+
+
+class DebugError(GraphlabError, ValueError):
+    """A debugger control was asked for something it cannot do (a position out of range, a run
+    backwards); nothing ran."""
+
+
+class ReplayError(GraphlabError, RuntimeError):
+    """Replaying dispatches that ran before, to rebuild a past state, failed."""

@@ -1,0 +1,163 @@
+"""Where a graph's nodes live: node ids resolved to a place, and which sequence holds which.
+
+A graph's content is a top-level body and sequence definitions by name (see :mod:`graphlab.graph`).
+The functions here read that content as plain data: they resolve a node id (``substep/p2g``,
+``branch/then/halve``) to its container and index, a use id to the sequence definition it stands
+for, build the containment graph (which definition uses which) and refuse the edits that would
+make a sequence contain itself (GL015) or nest past :data:`graphlab.nesting.MAX_NESTING`.
+:class:`graphlab.Graph` calls them with its own content; they change nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import networkx as nx
+
+from graphlab.errors import GraphError
+from graphlab.names import check_node_name
+from graphlab.nesting import MAX_NESTING
+from graphlab.nodes import Cond, Node, children
+
+#: The top level in the containment graph (sequence names are never empty).
+TOP = ""
+
+#: Sequence definitions by name.
+Sequences = Mapping[str, Sequence[Node]]
+
+
+def join(parent: str | None, name: str) -> str:
+    """The id of ``name`` inside the use ``parent`` (None: the top level)."""
+    return f"{parent}/{name}" if parent else name
+
+
+def parent_id(node_id: str) -> str | None:
+    """The id of the use holding ``node_id`` (None at the top level)."""
+    return node_id.rsplit("/", 1)[0] if "/" in node_id else None
+
+
+def body_of(top: Sequence[Node], sequences: Sequences, name: str | None) -> Sequence[Node]:
+    """The body of sequence ``name`` (None: the top level)."""
+    return top if name is None else sequences[name]
+
+
+def locate(graph: str, top: Sequence[Node], sequences: Sequences, node_id: str) -> tuple[str | None, int]:
+    """(container sequence name or None for the top, index) of a node id; a GraphError lists close ids.
+
+    ``graph`` is the graph's name, for the message.
+    """
+    if not isinstance(node_id, str) or not node_id:
+        raise GraphError(f"node id must be a non-empty string like 'substep/p2g', got {node_id!r}")
+    container: str | None = None
+    parts = node_id.split("/")
+    depth = 0
+    while depth < len(parts):
+        part = parts[depth]
+        body = body_of(top, sequences, container)
+        index = next((i for i, n in enumerate(body) if n.name == part), None)
+        if index is None:
+            here = "/".join(parts[:depth])
+            options = ", ".join(join(here or None, n.name) for n in body[:12]) or "none"
+            raise GraphError(f"graph {graph!r} has no node {node_id!r}; nodes here: {options}")
+        if depth == len(parts) - 1:
+            return container, index
+        node = body[index]
+        inner = children(node)
+        if not inner:
+            raise GraphError(f"{'/'.join(parts[: depth + 1])!r} is a dispatch; it has no children")
+        if isinstance(node, Cond):
+            depth += 1
+            branch = {segment.rstrip("/"): sequence for segment, sequence in inner}
+            if depth >= len(parts) - 1 or parts[depth] not in branch:
+                raise GraphError(
+                    f"{node_id!r}: inside conditional {'/'.join(parts[:depth])!r} name a branch "
+                    f"({' or '.join(branch)}), e.g. '{'/'.join(parts[:depth])}/then/<node>'"
+                )
+            container = branch[parts[depth]]
+        else:
+            container = inner[0][1]
+        depth += 1
+    raise GraphError(f"node id {node_id!r} names a branch, not a node")
+
+
+def node_at(graph: str, top: Sequence[Node], sequences: Sequences, node_id: str) -> Node:
+    """The node with this id (see :func:`locate`)."""
+    container, index = locate(graph, top, sequences, node_id)
+    return body_of(top, sequences, container)[index]
+
+
+def container_of_use(graph: str, top: Sequence[Node], sequences: Sequences, use_id: str | None) -> str | None:
+    """The sequence definition a use id stands for (None: the top level)."""
+    if use_id is None:
+        return None
+    if use_id.endswith(("/then", "/else")):
+        parent, branch = use_id.rsplit("/", 1)
+        node = node_at(graph, top, sequences, parent)
+        for segment, sequence in children(node):
+            if segment == f"{branch}/":
+                return sequence
+        raise GraphError(f"{use_id!r}: {parent!r} has no {branch!r} branch")
+    node = node_at(graph, top, sequences, use_id)
+    inner = children(node)
+    if not inner or isinstance(node, Cond):
+        what = "a dispatch" if not inner else "a conditional (name its branch: '.../then')"
+        raise GraphError(f"{use_id!r} is {what}, not a sequence; nodes go into sequences")
+    return inner[0][1]
+
+
+def unique_name(body: Sequence[Node], base: str) -> str:
+    """``base``, or ``base#k`` with the first k from 2 that no node of ``body`` is called."""
+    check_node_name(base)
+    taken = {n.name for n in body}
+    if base not in taken:
+        return base
+    stem = base.split("#", 1)[0]
+    k = 2
+    while f"{stem}#{k}" in taken:
+        k += 1
+    return f"{stem}#{k}"
+
+
+def containment(top: Sequence[Node], sequences: Sequences) -> nx.DiGraph:
+    """Which sequence definition uses which (an edge parent -> child; the top level is :data:`TOP`)."""
+    tree = nx.DiGraph()
+    for name, body in [(TOP, top), *sequences.items()]:
+        tree.add_node(name)
+        for node in body:
+            for _, sequence in children(node):
+                tree.add_edge(name, sequence)
+    return tree
+
+
+def reachable(top: Sequence[Node], sequences: Sequences) -> set[str]:
+    """The sequence definitions the top level uses, directly or not."""
+    return set(nx.descendants(containment(top, sequences), TOP))
+
+
+def check_no_cycle(top: Sequence[Node], sequences: Sequences, container: str | None, sequence: str) -> None:
+    """Refuse using ``sequence`` inside ``container`` when it would contain itself (GL015)."""
+    if container is None:
+        return
+    tree = containment(top, sequences)
+    if container == sequence or (sequence in tree and nx.has_path(tree, sequence, container)):
+        raise GraphError(f"GL015: sequence {sequence!r} cannot be used inside {container!r}: it would contain itself")
+
+
+def check_nesting(top: Sequence[Node], sequences: Sequences, edges: Sequence[tuple[str | None, str]]) -> None:
+    """Refuse an edit putting sequences inside containers (``None``: the top) past MAX_NESTING.
+
+    Depth counts the sequences on one chain of containment, so a sequence defined but not used
+    yet counts as used at the top: attaching it anywhere only makes it deeper.
+    """
+    tree = containment(top, sequences)
+    tree.add_edges_from((container or TOP, sequence) for container, sequence in edges)
+    tree.remove_node(TOP)
+    if not tree or not nx.is_directed_acyclic_graph(tree):  # check_no_cycle names a cycle
+        return
+    chain = nx.dag_longest_path(tree)
+    if len(chain) > MAX_NESTING:
+        raise GraphError(
+            f"sequences would nest {len(chain)} deep ({' > '.join(chain)}), past the limit of {MAX_NESTING} "
+            "(graphlab.nesting.MAX_NESTING); flatten a level, e.g. put the dispatches of a sequence "
+            "used once with repeat=1 into its parent"
+        )

@@ -1,0 +1,42 @@
+"""The model and carry modules after their split by concept: the old import paths still answer.
+
+graphlab.graph re-exports what other modules import from it (Step, GraphSize, too_many_dispatches,
+GraphChange, GraphState); graphlab.carry re-exports the payload and child-run names; the convenience
+methods forward through graphlab.conveniences.USES, which ``import graphlab`` fills.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import graphlab
+from graphlab import carry, childrun, conveniences, graph, graphargs, graphdata, payload, unroll
+
+
+def test_graph_re_exports_the_names_other_modules_import():
+    assert graph.Step is unroll.Step
+    assert graph.GraphSize is unroll.GraphSize
+    assert graph.too_many_dispatches is unroll.too_many_dispatches
+    assert graph.GraphChange is graphdata.GraphChange
+    assert graph.GraphState is graphdata.GraphState
+
+
+def test_graph_is_made_of_its_parts_and_keeps_its_public_methods():
+    assert issubclass(graph.Graph, graphargs.GraphArgs)
+    assert issubclass(graph.Graph, conveniences.GraphConveniences)
+    for name in ("ndarray", "declare", "steps", "size", "step_count", "node", "validate", "run", "to_code"):
+        assert callable(getattr(graphlab.Graph, name)), name
+    assert list(inspect.signature(graphlab.Graph.steps).parameters) == ["self"]
+
+
+def test_import_graphlab_wires_the_convenience_methods():
+    assert conveniences.USES is not None
+    g = graphlab.Graph("g")
+    assert g.to_dict()["name"] == "g"  # forwarded to graphlab.graphfile through USES
+
+
+def test_carry_re_exports_payload_and_child_run_names():
+    assert carry.load_kernels is payload.load_kernels
+    assert carry.CarryError is payload.CarryError
+    assert carry.run_child is childrun.run_child
+    assert carry.ChildRunError is childrun.ChildRunError
