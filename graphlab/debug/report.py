@@ -343,7 +343,8 @@ def timing_dependent(
     who = f"{threads} CPU threads" if threads else f"the {arch} device's parallel threads"
     notes = []
     for node_id, flags in accesses.items():
-        rmw = [a for a, f in flags.items() if f & AccessFlag.READ_WRITE == AccessFlag.READ_WRITE and is_float(args[a].dtype)]
+        both = AccessFlag.READ_WRITE
+        rmw = [a for a, f in flags.items() if f & both == both and is_float(args[a].dtype)]
         if rmw:
             notes.append(
                 f"{node_id} read-modify-writes float buffer(s) {', '.join(rmw)} (+= or atomics): with {who} "
