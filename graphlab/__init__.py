@@ -6,6 +6,9 @@ first used.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import sys
 from typing import Any
 
 from graphlab import (
@@ -24,6 +27,8 @@ from graphlab.errors import (
     ToolMissingError,
 )
 from graphlab.graph import Graph, GraphChange, SequenceBuilder, Step
+from graphlab.graphfile import load as _load
+from graphlab.graphfile import loads as _loads
 from graphlab.kernels import KernelInfo, KernelRegistry, Param, kernel_info
 from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
 from graphlab.spec import Arg
@@ -100,8 +105,6 @@ def load(path: Any, *, kernels: Any) -> Graph:
     graphlab.errors.GraphFileError: ...demo.json: $.sequences[0].body[0].kernel: kernel
       'graphlab.doc_kernels:saxpy' is not among the kernels given (graphlab.doc_kernels:fill)
     """
-    from graphlab.graphfile import load as _load
-
     return _load(path, kernels=kernels)
 
 
@@ -145,7 +148,7 @@ def editor(graph: Graph, kernels: Any = None, **options: Any) -> Any:
     >>> [node["id"] for node in editor.graph["nodes"]], [d["code"] for d in editor.diagnostics]
     (['fill', 'saxpy'], ['GL001'])
     """
-    from graphlab.widget import editor as _editor
+    from graphlab.widget import editor as _editor  # import cost: Jupyter
 
     return _editor(graph, kernels, **options)
 
@@ -185,8 +188,6 @@ def loads(text: str | bytes, *, kernels: Any) -> Graph:
       ...
     graphlab.errors.GraphFileError: $.name: missing
     """
-    from graphlab.graphfile import loads as _loads
-
     return _loads(text, kernels=kernels)
 
 
@@ -232,7 +233,7 @@ def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
     >>> report.passed, report.inputs, [(out.name, out.shape, out.identical) for out in report.outputs]
     (True, 'random (seed 0)', [('y', (64,), True)])
     """
-    from graphlab.export.verify import verify as _verify
+    from graphlab.export.verify import verify as _verify  # import cost: Taichi
 
     return _verify(path, inputs, **options)
 
@@ -275,7 +276,7 @@ def load_module(path: Any) -> Any:
     >>> xs
     array([1.5, 1.5, 1.5], dtype=float32)
     """
-    from graphlab.export.cruntime import load_module as _load_module
+    from graphlab.export.cruntime import load_module as _load_module  # import cost: Taichi
 
     return _load_module(path)
 
@@ -284,10 +285,8 @@ def _note_taichi_runtimes() -> None:
     """Have :mod:`graphlab.bridge.runtime` note the Taichi runtime of every ndarray and texture made
     from now on (one made before ``ti.reset()``/``ti.init()`` would segfault a graph). Taichi is not
     imported here: when it is not loaded yet, a one-shot import hook loads the bridge right after it."""
-    import sys
-
     if "taichi" in sys.modules:
-        import graphlab.bridge.runtime  # noqa: F401
+        import graphlab.bridge.runtime  # noqa: F401  (import cost: Taichi)
 
         return
 
@@ -296,8 +295,6 @@ def _note_taichi_runtimes() -> None:
             if name != "taichi":
                 return None
             sys.meta_path.remove(self)
-            import importlib.util
-
             spec = importlib.util.find_spec(name)
             loader = getattr(spec, "loader", None)
             if loader is None or not hasattr(loader, "exec_module"):
@@ -306,10 +303,8 @@ def _note_taichi_runtimes() -> None:
 
             def exec_module(module: Any) -> None:
                 exec_taichi(module)
-                import contextlib
-
                 with contextlib.suppress(Exception):  # never break `import taichi`; the bridge fails when used
-                    import graphlab.bridge.runtime  # noqa: F401
+                    import graphlab.bridge.runtime  # noqa: F401  (import cost: Taichi)
 
             loader.exec_module = exec_module
             return spec

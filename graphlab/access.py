@@ -7,7 +7,8 @@ SPIR-V code generator, so there are two sources:
 - ``"vulkan"``: compile the kernels into a Vulkan AOT module in a child process (the user's own
   ``ti.init`` stays untouched) and read ``ctx_attribs.arr_access`` from its ``metadata.json``;
 - ``"ast"``: a conservative reading of the kernel's Python source, used when Vulkan is missing or
-  a kernel cannot be compiled alone. Whatever it does not understand counts as read and written.
+  a kernel cannot be compiled alone. Whatever it does not understand counts as read and written
+  (:mod:`graphlab.access_ast`, which also holds :class:`AccessFlag`).
 
 Textures are not tracked by Taichi: a ``texture`` parameter is READ, an ``rw_texture`` READ_WRITE.
 
@@ -24,11 +25,7 @@ Examples
 {'x': <AccessFlag.READ: 1>, 'y': <AccessFlag.READ_WRITE: 3>}
 """
 
-import ast
-import builtins
-import enum
 import hashlib
-import inspect
 import json
 import os
 import tempfile
@@ -39,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from graphlab.access_ast import AccessFlag, ast_access, buffer_params, module_of, texture_access
 from graphlab.aotfiles import metadata_file
 from graphlab.bridge import is_taichi_function, is_wrapped_kernel
 from graphlab.carry import (
@@ -51,28 +49,13 @@ from graphlab.carry import (
     referenced_globals,
     run_child,
 )
-from graphlab.errors import GraphlabError, KernelError, ToolMissingError
+from graphlab.errors import GraphError, GraphlabError, KernelError, ToolMissingError
 
 __all__ = ["AccessError", "AccessFlag", "AccessReport", "ArraySpec", "kernel_access", "kernels_access"]
 
 Source = Literal["auto", "vulkan", "ast"]
 _CACHE_FORMAT = 1
-_MAX_DEPTH = 8
 _CHILD_TIMEOUT_S = 600.0
-_METADATA_ATTRS = frozenset({"shape", "dtype", "element_shape", "ndim"})
-_PURE_METHODS = frozenset({
-    "all", "any", "cast", "cross", "determinant", "dot", "inverse", "max", "min", "norm",
-    "norm_inv", "norm_sqr", "normalized", "outer_product", "sum", "trace", "transpose",
-})  # fmt: skip
-
-
-class AccessFlag(enum.IntFlag):
-    """How a kernel uses a buffer parameter; the values are Taichi's own ``arr_access`` flags."""
-
-    NONE = 0
-    READ = 1
-    WRITE = 2
-    READ_WRITE = 3
 
 
 class AccessError(GraphlabError, RuntimeError):
@@ -121,163 +104,11 @@ class AccessReport(Mapping[str, AccessFlag]):
         return "inferred from the source code"
 
 
-# ---------------------------------------------------------------- parameters
-def _buffer_params(kernel: Callable[..., Any]) -> dict[str, str]:
-    """``{name: "ndarray" | "texture" | "rw_texture"}`` for the kernel's buffer parameters."""
-    from graphlab.bridge.types import annotation_kind, kernel_parameters
-
-    kinds = {name: annotation_kind(annotation) for name, annotation in kernel_parameters(kernel)}
-    return {name: kind for name, kind in kinds.items() if kind in ("ndarray", "texture", "rw_texture")}
-
-
-def _texture_access(kind: str) -> AccessFlag:
-    return AccessFlag.READ if kind == "texture" else AccessFlag.READ_WRITE
-
-
-# ---------------------------------------------------------------- source: ast
-def _parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, dict[str, object]]:
-    tree = ast.parse(function_source(fn))
-    fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
-    return fdef, referenced_globals(fn)
-
-
-def _resolve(expr: ast.expr, scope: Mapping[str, object]) -> object:
-    """The object a call's function expression names (``ti.atomic_add``, ``helper``), or ``None``."""
-    if isinstance(expr, ast.Name):
-        return scope[expr.id] if expr.id in scope else getattr(builtins, expr.id, None)
-    if isinstance(expr, ast.Attribute):
-        base = _resolve(expr.value, scope)
-        if inspect.ismodule(base) or inspect.isclass(base):
-            return getattr(base, expr.attr, None)
-    return None
-
-
-def _module_of(obj: object) -> str:
-    return getattr(obj, "__module__", None) or ""
-
-
-def _by_reference(func: Callable[..., Any], param: str) -> bool:
-    """Whether a ``@ti.func`` parameter aliases its argument (``ti.template()``, ``ti.types.ref``)."""
-    from taichi.types.annotations import template
-    from taichi.types.primitive_types import RefType
-
-    annotation = inspect.signature(func).parameters[param].annotation
-    if annotation is inspect.Parameter.empty:
-        return False
-    return isinstance(annotation, (template, RefType, str))
-
-
-def _callee_param(
-    func: Callable[..., Any], call: ast.Call, arg: ast.expr, kw: ast.keyword | None
-) -> str | None:
-    names = list(inspect.signature(func).parameters)
-    if kw is not None:
-        return kw.arg if kw.arg in names else None
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    pos = next(i for i, a in enumerate(call.args) if a is arg)
-    return names[pos] if pos < len(names) else None
-
-
-def _call_use(call: ast.Call, arg: ast.expr, kw: ast.keyword | None, scope: Mapping[str, object],
-              depth: int, element: bool) -> AccessFlag:
-    """Access through passing a buffer (or one of its elements) to a call."""
-    callee = _resolve(call.func, scope)
-    name = getattr(callee, "__name__", "")
-    module = _module_of(callee)
-    if module == "taichi" or module.startswith("taichi."):
-        if name.startswith("atomic_"):
-            return AccessFlag.READ_WRITE if call.args and call.args[0] is arg else AccessFlag.READ
-        if name == "grouped" and not element:
-            return AccessFlag.NONE
-        return AccessFlag.READ if element else AccessFlag.READ_WRITE
-    if module in ("builtins", "math") and element:
-        return AccessFlag.READ
-    if not is_taichi_function(callee) or depth >= _MAX_DEPTH:
-        return AccessFlag.READ_WRITE
-    func = callee.__wrapped__  # type: ignore[attr-defined]
-    param = _callee_param(func, call, arg, kw)
-    if param is None:
-        return AccessFlag.READ_WRITE
-    if element and not _by_reference(func, param):
-        return AccessFlag.READ
-    fdef, inner = _parse(callee)  # type: ignore[arg-type]
-    return _uses(fdef, param, inner, depth + 1, element=element)
-
-
-def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str, object], depth: int,
-         element: bool) -> AccessFlag:
-    """Access through one load of the name: climb ``x[i].y[j]`` to its top and look at its use."""
-    top: ast.expr = name
-    indexed = element
-    while True:
-        parent = parents.get(top)
-        if isinstance(parent, ast.Subscript) and parent.value is top:
-            top, indexed = parent, True
-            continue
-        if isinstance(parent, ast.Attribute) and parent.value is top:
-            call = parents.get(parent)
-            is_method = isinstance(call, ast.Call) and call.func is parent
-            if not indexed:  # an attribute of the buffer itself
-                if parent.attr in _METADATA_ATTRS:
-                    return AccessFlag.NONE
-                return AccessFlag.WRITE if is_method and parent.attr == "fill" else AccessFlag.READ_WRITE
-            if is_method:
-                return AccessFlag.READ if parent.attr in _PURE_METHODS else AccessFlag.READ_WRITE
-            top = parent
-            continue
-        break
-    if isinstance(top.ctx, ast.Store):  # type: ignore[attr-defined]
-        holder = parents.get(top)
-        while isinstance(holder, (ast.Tuple, ast.List, ast.Starred)):
-            holder = parents.get(holder)
-        return AccessFlag.READ_WRITE if isinstance(holder, ast.AugAssign) else AccessFlag.WRITE
-    if isinstance(top.ctx, ast.Del):  # type: ignore[attr-defined]
-        return AccessFlag.READ_WRITE
-    parent = parents.get(top)
-    kw = parent if isinstance(parent, ast.keyword) else None
-    if kw is not None:
-        parent = parents.get(kw)
-    if isinstance(parent, ast.Call) and parent.func is not top:
-        return _call_use(parent, top, kw, scope, depth, indexed)
-    if indexed:
-        return AccessFlag.READ
-    if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is top:
-        return AccessFlag.NONE  # a struct-for over the buffer's shape
-    return AccessFlag.READ_WRITE  # aliased, returned, ...: not modelled
-
-
-def _uses(fdef: ast.FunctionDef, name: str, scope: Mapping[str, object], depth: int,
-          *, element: bool = False) -> AccessFlag:
-    """Access to ``name`` (a buffer, or an element if ``element``) in a function body."""
-    parents = {child: node for node in ast.walk(fdef) for child in ast.iter_child_nodes(node)}
-    found = AccessFlag.NONE
-    for stmt in fdef.body:
-        for node in ast.walk(stmt):
-            if not isinstance(node, ast.Name) or node.id != name:
-                continue
-            if not isinstance(node.ctx, ast.Load):
-                return AccessFlag.READ_WRITE  # the name is rebound: an alias we do not follow
-            found |= _use(node, parents, scope, depth, element)
-            if found == AccessFlag.READ_WRITE:
-                return found
-    return found
-
-
-def _ast_access(kernel: Callable[..., Any]) -> dict[str, AccessFlag]:
-    params = _buffer_params(kernel)
-    fdef, scope = _parse(kernel)
-    return {
-        name: _uses(fdef, name, scope, 0) if kind == "ndarray" else _texture_access(kind)
-        for name, kind in params.items()
-    }
-
-
 # ---------------------------------------------------------------- source: vulkan (child side)
 def _example(annotation: Any, spec: Mapping[str, Any] | None) -> Any:
     """An ndarray that fits the parameter: the annotation first, the spec for what it leaves open."""
-    from graphlab.bridge.runtime import new_ndarray
-    from graphlab.bridge.types import annotation_spec
+    from graphlab.bridge.runtime import new_ndarray  # import cost: Taichi
+    from graphlab.bridge.types import annotation_spec  # import cost: Taichi
 
     spec = spec or {}
     fixed = annotation_spec(annotation)
@@ -288,9 +119,9 @@ def _example(annotation: Any, spec: Mapping[str, Any] | None) -> Any:
 
 
 def _template_args(kernel: Callable[..., Any], specs: Mapping[str, Any]) -> dict[str, Any]:
-    import taichi as ti
+    import taichi as ti  # import cost: Taichi
 
-    from graphlab.bridge.types import annotation_kind, kernel_parameters
+    from graphlab.bridge.types import annotation_kind, kernel_parameters  # import cost: Taichi
 
     args: dict[str, Any] = {}
     for name, annotation in kernel_parameters(kernel):
@@ -306,9 +137,9 @@ def _template_args(kernel: Callable[..., Any], specs: Mapping[str, Any]) -> dict
 
 def _vulkan_child(request: Mapping[str, Any]) -> dict[str, Any]:
     """In the child: compile the kernels for Vulkan and return ``arr_access`` per kernel and arg index."""
-    import taichi as ti
+    import taichi as ti  # import cost: Taichi
 
-    from graphlab.bridge.runtime import current_arch
+    from graphlab.bridge.runtime import current_arch  # import cost: Taichi
 
     kernels = load_kernels(request["payload"])  # before ti.init: a module may call ti.init itself
     # no offline cache: 1.7.4 hands back a structurally identical kernel compiled earlier under other
@@ -363,15 +194,15 @@ def _spec_json(spec: Any, where: str) -> dict[str, Any]:
 def _from_metadata(kernel: Callable[..., Any], entry: Mapping[str, Any]) -> dict[str, AccessFlag]:
     """Map Vulkan's ``{arg index: flags}`` to parameter names: the index is the parameter's position."""
     out: dict[str, AccessFlag] = {}
-    from graphlab.bridge.types import kernel_parameters
+    from graphlab.bridge.types import kernel_parameters  # import cost: Taichi
 
-    kinds = _buffer_params(kernel)
+    kinds = buffer_params(kernel)
     for index, (name, _) in enumerate(kernel_parameters(kernel)):
         kind = kinds.get(name)
         if kind is None:
             continue
         if kind != "ndarray":
-            out[name] = _texture_access(kind)
+            out[name] = texture_access(kind)
             continue
         meta_name = entry["names"].get(str(index))
         if meta_name not in (name, "_" + name):
@@ -414,7 +245,7 @@ _STATE: dict[str, Any] = {"broken": None, "last_child_s": None}
 
 def _fingerprint(kernel: Callable[..., Any]) -> str:
     """sha256 of the kernel's source, the ``@ti.func``'s and constants it uses, and Taichi's version."""
-    import taichi as ti
+    import taichi as ti  # import cost: Taichi
 
     digest = hashlib.sha256(f"graphlab-access/{_CACHE_FORMAT}/taichi-{ti.__version__}\n".encode())
     todo, seen = [kernel], set()
@@ -425,7 +256,7 @@ def _fingerprint(kernel: Callable[..., Any]) -> str:
         seen.add(id(fn))
         digest.update(function_source(fn).encode())
         for name, value in sorted(referenced_globals(fn).items()):
-            if is_taichi_function(value) and not _module_of(value).startswith("taichi"):
+            if is_taichi_function(value) and not module_of(value).startswith("taichi"):
                 todo.append(value)  # type: ignore[arg-type]
             plain = isinstance(value, (bool, int, float, str, tuple))
             line = f"\n{name}={value!r}" if plain else f"\n{name}:{type(value).__name__}"
@@ -504,7 +335,7 @@ def kernels_access(
         if params is not None:
             reports[ref] = AccessReport(ref, params, "vulkan")
         else:
-            reports[ref] = AccessReport(ref, _ast_access(k), "ast", note)
+            reports[ref] = AccessReport(ref, ast_access(k), "ast", note)
     return reports
 
 
@@ -591,8 +422,7 @@ def _vulkan_answers(kernels: list[Callable[..., Any]], keys: Mapping[str, str],
 
 def _open_params(kernel: Callable[..., Any]) -> list[str]:
     """The ndarray parameters whose annotation leaves the dtype (or its shape) or ndim open."""
-    from graphlab.bridge.types import annotation_spec, kernel_parameters
-    from graphlab.errors import GraphError
+    from graphlab.bridge.types import annotation_spec, kernel_parameters  # import cost: Taichi
 
     out = []
     for name, annotation in kernel_parameters(kernel):

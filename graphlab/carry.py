@@ -138,11 +138,11 @@ def _literal(value: object) -> str | None:
 
 def _type_expr(value: object) -> str | None:
     """Code (over ``_graphlab_taichi``) that rebuilds a Taichi type, or ``None``."""
-    import taichi as ti
-    from taichi.types.ndarray_type import NdarrayType
-    from taichi.types.texture_type import RWTextureType, TextureType
+    import taichi as ti  # import cost: Taichi
+    from taichi.types.ndarray_type import NdarrayType  # import cost: Taichi
+    from taichi.types.texture_type import RWTextureType, TextureType  # import cost: Taichi
 
-    from graphlab.bridge.types import is_matrix_type, is_struct_type, is_vector_type
+    from graphlab.bridge.types import is_matrix_type, is_struct_type, is_vector_type  # import cost: Taichi
 
     t = _TAICHI
     if value is None:

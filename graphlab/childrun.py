@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,6 @@ def run_child(
 
 def _child_main(argv: Sequence[str]) -> int:
     """Entry point of the child: read the request, call the function, write the result atomically."""
-    import traceback
-
     req_path, out_path = Path(argv[0]), Path(argv[1])
     message = json.loads(req_path.read_text())
     try:

@@ -7,38 +7,12 @@ Subcommands live in their own small functions; each returns an exit code (0 fine
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from types import ModuleType
 
+from graphlab import cli_commands
 from graphlab._version import __version__
 from graphlab.errors import GraphlabError
-
-
-def load_kernel_module(spec: str) -> ModuleType:
-    """Import the module that holds the kernels: a dotted module name or a path to a ``.py`` file."""
-    path = Path(spec)
-    if path.suffix == ".py":
-        if not path.is_file():
-            raise GraphlabError(f"--kernels {spec}: no such file")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise GraphlabError(f"--kernels {spec}: cannot import this file")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        sys.path.insert(0, str(path.parent.resolve()))
-        module_spec.loader.exec_module(module)
-        return module
-    here = str(Path.cwd())
-    if here not in sys.path:  # the console script's path starts at its bin folder; `python -m` starts here
-        sys.path.insert(0, here)
-    try:
-        return importlib.import_module(spec)
-    except ImportError as exc:
-        raise GraphlabError(f"--kernels {spec}: cannot import it ({exc}); give a module name or a .py path") from exc
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,8 +22,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"graphlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from graphlab import cli_commands
-
     cli_commands.register(sub)
     return parser
 

@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
+import importlib.util
 import json
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+import numpy as np
+
+from graphlab.check import rule_table, validate
+from graphlab.errors import GraphlabError
+from graphlab.export.exporter import export
+from graphlab.graphfile import load
+from graphlab.names import check_dim_size, name_problem, shown
+from graphlab.render import write
 
 
 def register(sub: Any) -> None:
@@ -53,6 +66,29 @@ def register(sub: Any) -> None:
     verify.set_defaults(handler=run_verify)
 
 
+def load_kernel_module(spec: str) -> ModuleType:
+    """Import the module that holds the kernels: a dotted module name or a path to a ``.py`` file."""
+    path = Path(spec)
+    if path.suffix == ".py":
+        if not path.is_file():
+            raise GraphlabError(f"--kernels {spec}: no such file")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise GraphlabError(f"--kernels {spec}: cannot import this file")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        sys.path.insert(0, str(path.parent.resolve()))
+        module_spec.loader.exec_module(module)
+        return module
+    here = str(Path.cwd())
+    if here not in sys.path:  # the console script's path starts at its bin folder; `python -m` starts here
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise GraphlabError(f"--kernels {spec}: cannot import it ({exc}); give a module name or a .py path") from exc
+
+
 @contextlib.contextmanager
 def _stdout_to_stderr() -> Iterator[None]:
     """Send what Taichi prints (its banner, from C++ too) to stderr, keeping stdout for our output."""
@@ -73,11 +109,9 @@ def _load(args: argparse.Namespace) -> Any:
 
 def _load_files(files: list[str], kernels: str) -> list[Any]:
     with _stdout_to_stderr():
-        import taichi as ti
+        import taichi as ti  # import cost: Taichi
 
-        from graphlab.bridge.runtime import runtime_ready
-        from graphlab.cli import load_kernel_module
-        from graphlab.graphfile import load
+        from graphlab.bridge.runtime import runtime_ready  # import cost: Taichi
 
         if not runtime_ready():
             ti.init(arch=ti.cpu, log_level=ti.WARN)
@@ -87,8 +121,6 @@ def _load_files(files: list[str], kernels: str) -> list[Any]:
 
 def run_check(args: argparse.Namespace) -> int:
     """Print diagnostics; 1 when any is an error."""
-    from graphlab.check import validate  # import cost: the CLI's --help stays instant
-
     graph = _load(args)
     with _stdout_to_stderr():
         diagnostics = validate(graph, target=args.target)
@@ -106,8 +138,6 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_render(args: argparse.Namespace) -> int:
     """Write the drawing in the format the output suffix names; an unwritable -o is exit 2, one line."""
-    from graphlab.render import write
-
     _check_output_folder(args.output)  # before loading and drawing, which can take a while
     graph = _load(args)
     try:
@@ -120,10 +150,6 @@ def run_render(args: argparse.Namespace) -> int:
 
 def _check_output_folder(output: str) -> None:
     """Refuse an output path whose folder is missing, not a folder, or not writable (GraphlabError)."""
-    from pathlib import Path
-
-    from graphlab.errors import GraphlabError
-
     target = Path(output)
     folder = target.parent
     try:
@@ -140,24 +166,18 @@ def _check_output_folder(output: str) -> None:
 
 
 def _cannot_write(output: str, exc: OSError) -> Exception:
-    from graphlab.errors import GraphlabError
-
     reason = exc.strerror or (str(exc).splitlines() or [type(exc).__name__])[0]
     return GraphlabError(f"-o {output}: cannot write it ({reason}); choose a path in a writable folder")
 
 
 def run_codes(args: argparse.Namespace) -> int:
     """Print the table of diagnostic codes."""
-    from graphlab.check import rule_table
-
     print(rule_table())
     return 0
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:
     """``NAME=VALUE`` options as a dict; a malformed one names the option and the form."""
-    from graphlab.errors import GraphlabError
-
     pairs = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -169,9 +189,6 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 def _dims(items: list[str]) -> dict[str, int]:
     """``--dim NAME=SIZE`` options, checked before anything is loaded or written (exit 2 when bad)."""
-    from graphlab.errors import GraphlabError
-    from graphlab.names import check_dim_size, name_problem, shown
-
     dims: dict[str, int] = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -192,8 +209,6 @@ def _dims(items: list[str]) -> dict[str, int]:
 
 def run_export(args: argparse.Namespace) -> int:
     """Export the graph files as one module folder; print what was written."""
-    from graphlab.export.exporter import export
-
     dims = _dims(args.dim)
     graphs = _load_files(args.files, args.kernels)
     with _stdout_to_stderr():
@@ -212,10 +227,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Print the verification table; 1 when an output differs beyond --rtol."""
-    import numpy as np
-
-    from graphlab.errors import GraphlabError
-    from graphlab.export.verify import verify
+    from graphlab.export.verify import verify  # import cost: Taichi
 
     inputs = {}
     for name, path in _pairs(args.input, "--input").items():
@@ -226,8 +238,6 @@ def run_verify(args: argparse.Namespace) -> int:
     kernels = None
     if args.kernels:
         with _stdout_to_stderr():
-            from graphlab.cli import load_kernel_module
-
             kernels = load_kernel_module(args.kernels)
     report = verify(args.folder, inputs, frames=args.frames, seed=args.seed, rtol=args.rtol, kernels=kernels)
     print(report)

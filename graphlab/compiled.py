@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import taichi as ti
+
 from graphlab.access import AccessFlag
 from graphlab.bridge import runtime as bridge
 from graphlab.check import check
@@ -143,8 +145,6 @@ def build_ti_graph(graph: Graph, nodes: Sequence[tuple[str, Node]], symbols: dic
     ``name`` names the graph in the error raised when Taichi refuses it. The debugger builds the spans
     it runs with this too.
     """
-    import taichi as ti
-
     builder = ti.graph.GraphBuilder()
     sequentials: dict[str, Any] = {}
     for node_id, node in nodes:

@@ -14,6 +14,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import taichi as ti
+
+from graphlab.bridge.runtime import new_ndarray
 from graphlab.graph import Graph
 
 _COUNTER = itertools.count(1)
@@ -32,8 +35,6 @@ def load_taichi_example(name: str) -> ModuleType:
 
     A fresh module each call, since kernels and ndarrays belong to the runtime they were made in.
     """
-    import taichi as ti
-
     path = examples_dir() / f"{name}.py"
     if not path.is_file():
         available = ", ".join(sorted(p.stem for p in examples_dir().glob("*.py")))
@@ -54,8 +55,6 @@ def load_taichi_example(name: str) -> ModuleType:
 
 def mpm88_graph(m: ModuleType, substeps: int = 500) -> Graph:
     """mpm88's update graph built with graphlab: a 4-kernel sequence repeated ``substeps`` times."""
-    import taichi as ti
-
     g = Graph("update")
     x = g.ndarray("x", ti.math.vec2, ndim=1, shape="n")
     v = g.ndarray("v", ti.math.vec2, ndim=1, shape="n")
@@ -73,8 +72,6 @@ def mpm88_graph(m: ModuleType, substeps: int = 500) -> Graph:
 
 def mpm88_buffers(m: ModuleType, *, initialise: bool = True) -> dict[str, Any]:
     """mpm88's buffers, with particles placed by the example's own ``init_particles`` kernel."""
-    import taichi as ti
-
     n, grid = m.n_particles, m.n_grid
     buffers = {
         "x": ti.Vector.ndarray(2, ti.f32, shape=n),
@@ -91,8 +88,6 @@ def mpm88_buffers(m: ModuleType, *, initialise: bool = True) -> dict[str, Any]:
 
 def hand_built_mpm88(m: ModuleType, substeps: int = 500) -> Any:
     """The update graph exactly as Taichi's example builds it by hand with ``ti.graph``."""
-    import taichi as ti
-
     nd = ti.graph.ArgKind.NDARRAY
     x = ti.graph.Arg(nd, "x", dtype=ti.math.vec2, ndim=1)
     v = ti.graph.Arg(nd, "v", dtype=ti.math.vec2, ndim=1)
@@ -113,8 +108,6 @@ def hand_built_mpm88(m: ModuleType, substeps: int = 500) -> Any:
 
 def copy_buffers(source: dict[str, Any]) -> dict[str, Any]:
     """Device copies of a dict of ndarrays (same content, new memory)."""
-    from graphlab.bridge.runtime import new_ndarray
-
     copies = {}
     for name, arr in source.items():
         twin = new_ndarray(str(arr.dtype), tuple(arr.shape), tuple(arr.element_shape))

@@ -116,7 +116,7 @@ class GraphArgs(GraphData):
 
     def rw_texture(self, name: str, ndim: int, fmt: Any, *, role: Role = "state") -> Arg:
         """Declare a read-write texture arg with a ``ti.Format``."""
-        from graphlab.bridge.types import format_name
+        from graphlab.bridge.types import format_name  # import cost: Taichi
 
         return self.declare(Arg(name, "rw_texture", None, ndim, (), format_name(fmt), role))
 
@@ -125,7 +125,7 @@ class GraphArgs(GraphData):
 
         The value's concrete shape is not fixed unless ``shape`` says so.
         """
-        from graphlab.bridge import types as bridge
+        from graphlab.bridge import types as bridge  # import cost: Taichi
 
         spec = bridge.describe_value(value)
         if spec.kind == "ndarray" and spec.dtype is not None:
@@ -207,6 +207,6 @@ class GraphArgs(GraphData):
 
 
 def _parse_dtype(dtype: Any) -> tuple[str, tuple[int, ...]]:
-    from graphlab.bridge.types import parse_dtype
+    from graphlab.bridge.types import parse_dtype  # import cost: Taichi
 
     return parse_dtype(dtype)

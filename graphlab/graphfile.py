@@ -37,6 +37,7 @@ from graphlab.limits import (
 from graphlab.names import check_dim_size, name_problem
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
 from graphlab.nodes import Cond, Dispatch, Loop
+from graphlab.spec import Arg
 
 FORMAT = "graphlab.graph/1"
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -310,8 +311,6 @@ class _Reader:
         self.body(state, builder, seq_body, f"{seq_path}.body", (*stack, seq))
 
     def arg(self, item: Any, path: str) -> Any:
-        from graphlab.spec import Arg
-
         # the same checks as the model's Arg (graphlab.limits, graphlab.names), here to name the JSON path
         shape = self.field(item, "shape", path, list, optional=True)
         element_shape = self.field(item, "element_shape", path, list)

@@ -106,7 +106,7 @@ def kernel_info(fn: Any) -> KernelInfo:
             f"{what!r} is not a @ti.kernel function; decorate it with @ti.kernel "
             "(@ti.func and methods of @ti.data_oriented classes cannot be dispatched in a graph)"
         )
-    from graphlab.bridge import types as bridge  # imports Taichi: fn is a kernel, so Taichi is loaded
+    from graphlab.bridge import types as bridge  # import cost: Taichi (fn is a kernel, so it is loaded)
 
     params = []
     for name, annotation in bridge.kernel_parameters(fn):

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphlab.dataflow import dataflow_facts
 from graphlab.errors import GraphError, GraphRunError
 from graphlab.spec import DTYPE_BYTES, Arg, numel
 
@@ -72,7 +73,7 @@ class MemoryPlan:
 
     def allocate(self) -> dict[str, Any]:
         """One Taichi ndarray per slot, bound to each temp of that slot."""
-        from graphlab.bridge.runtime import new_ndarray
+        from graphlab.bridge.runtime import new_ndarray  # import cost: Taichi
 
         temps: dict[str, Any] = {}
         for slot in self.slots:
@@ -115,8 +116,6 @@ def concrete_shape(arg: Arg, shapes: Mapping[str, Any]) -> tuple[int, ...] | Non
 
 def memory_plan(graph: Graph, **shapes: Any) -> MemoryPlan:
     """Plan the graph's ndarray storage; ``shapes`` gives dims (``n=8192``) or arg shapes (``x=(8192,)``)."""
-    from graphlab.dataflow import dataflow_facts
-
     facts = dataflow_facts(graph)
     touches: dict[str, list[int]] = {}
     for entry in facts.trace:

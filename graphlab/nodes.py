@@ -8,7 +8,7 @@ definitions; :func:`children` says which, and under which id segment they appear
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -90,8 +90,6 @@ def children(node: Node) -> list[tuple[str, str]]:
 
 def renamed(node: Node, name: str) -> Node:
     """A copy of a node under another name."""
-    from dataclasses import replace
-
     return replace(node, name=name)
 
 

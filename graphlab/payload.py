@@ -122,7 +122,7 @@ def function_source(fn: Callable[..., Any]) -> str:
     Uses Taichi's own inspect shim, which also finds notebook cells (IPython's linecache) and cells
     run under ``%%time``.
     """
-    from graphlab.bridge.runtime import source_lines  # Taichi is loaded: fn is a kernel or a @ti.func
+    from graphlab.bridge.runtime import source_lines  # import cost: Taichi (loaded: fn is a kernel)
 
     orig = python_function(fn)
     try:

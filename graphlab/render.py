@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphlab.access import AccessFlag
 from graphlab.check import validate
+from graphlab.dataflow import dataflow_facts, dataflow_graph
 from graphlab.errors import GraphError, ToolMissingError
 from graphlab.nodes import Cond, Dispatch, Loop, children
 
@@ -54,7 +55,7 @@ def render(
     access: str = "auto",
 ) -> graphviz.Digraph:
     """Draw ``graph``; ``highlight`` outlines one node id; diagnostics default to ``graph.validate()``."""
-    import graphviz
+    import graphviz  # import cost: graphviz
 
     if view not in ("program", "dataflow", "unrolled"):
         raise GraphError(f"render view {view!r}: choose 'program', 'dataflow' or 'unrolled'")
@@ -96,7 +97,7 @@ def _dot_name(name: str) -> str:
 
 
 def _dot_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
-    import graphviz
+    import graphviz  # import cost: graphviz
 
     return {k: graphviz.escape(str(v)) if k in _TEXT_ATTRIBUTES and v is not None else v for k, v in attrs.items()}
 
@@ -104,7 +105,7 @@ def _dot_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
 @functools.cache
 def _digraph() -> type[graphviz.Digraph]:
     """A ``graphviz.Digraph`` whose nodes, edges and attributes escape text and check names."""
-    import graphviz
+    import graphviz  # import cost: graphviz
 
     class SafeDigraph(graphviz.Digraph):
         def node(self, name: str, label: str | None = None, _attributes: Any = None, **attrs: Any) -> None:
@@ -286,8 +287,6 @@ def _last_dispatch(graph: Graph, node: Any, node_id: str) -> str | None:
 
 
 def _facts(graph: Graph, access: str) -> Any:
-    from graphlab.dataflow import dataflow_facts
-
     try:
         return dataflow_facts(graph, access=access)
     except Exception:  # a drawing must not fail because the read/write analysis did
@@ -295,8 +294,6 @@ def _facts(graph: Graph, access: str) -> Any:
 
 
 def _dataflow(graph: Graph, dot: Any, marks: dict, highlight: str | None, access: str) -> None:
-    from graphlab.dataflow import dataflow_graph
-
     flow = dataflow_graph(graph, access=access)
     _add_body(graph, dot, None, "", marks, highlight)
     for u, v, data in flow.edges(data=True):
@@ -332,8 +329,6 @@ def _unrolled(graph: Graph, dot: Any, marks: dict, highlight: str | None, max_st
 
 def _drawn_names(dot: Any) -> set[str]:
     """Node names a Digraph (and its clusters) declares."""
-    import re
-
     names = set()
     for line in dot.body:
         match = re.match(r'\s*"?([^"\s\[]+)"?\s*\[', line)

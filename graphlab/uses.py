@@ -5,8 +5,9 @@ Users love ``g.validate()``, ``g.compile()``, ``g.debug()``, ``g.render()``, ``g
 (analysis, the Taichi runtime, the debugger), so those methods
 (:mod:`graphlab.conveniences`) call through its :data:`~graphlab.conveniences.USES`, which this
 module fills when ``import graphlab`` runs. Each function below only forwards to the module that
-owns the work; they import it when called, because most of them pull in Taichi or Graphviz and
-``import graphlab`` stays light (import cost, the one reason for an in-function import).
+owns the work. The light ones are imported here; the compiler and the debugger pull in Taichi, so
+they are imported when called and ``import graphlab`` stays light (import cost, the one reason for
+an in-function import). Graphviz loads only inside :mod:`graphlab.render`'s functions.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from graphlab import conveniences
+from graphlab import check, codegen, conveniences, dataflow, graphfile, memory, render
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -30,34 +31,22 @@ class Uses:
     """What :class:`graphlab.Graph`'s convenience methods do, one function each."""
 
     def validate(self, graph: Graph, *, target: str | None, access: str) -> list[Diagnostic]:
-        from graphlab.check import validate  # import cost: access facts may start Taichi
-
-        return validate(graph, target=target, access=access)  # type: ignore[arg-type]
+        return check.validate(graph, target=target, access=access)  # type: ignore[arg-type]
 
     def check(self, graph: Graph, *, target: str | None, access: str) -> None:
-        from graphlab.check import check  # import cost: access facts may start Taichi
-
-        check(graph, target=target, access=access)  # type: ignore[arg-type]
+        check.check(graph, target=target, access=access)  # type: ignore[arg-type]
 
     def memory_plan(self, graph: Graph, **shapes: Any) -> MemoryPlan:
-        from graphlab.memory import memory_plan  # import cost: data-flow facts
-
-        return memory_plan(graph, **shapes)
+        return memory.memory_plan(graph, **shapes)
 
     def render(self, graph: Graph, *, view: str, highlight: str | None, **options: Any) -> Any:
-        from graphlab.render import render  # import cost: graphviz
-
-        return render(graph, view=view, highlight=highlight, **options)  # type: ignore[arg-type]
+        return render.render(graph, view=view, highlight=highlight, **options)  # type: ignore[arg-type]
 
     def mimebundle(self, graph: Graph) -> dict[str, Any]:
-        from graphlab.render import mimebundle  # import cost: graphviz
-
-        return mimebundle(graph)
+        return render.mimebundle(graph)
 
     def dataflow(self, graph: Graph, *, access: str) -> nx.DiGraph:
-        from graphlab.dataflow import dataflow_graph  # import cost: access facts may start Taichi
-
-        return dataflow_graph(graph, access=access)  # type: ignore[arg-type]
+        return dataflow.dataflow_graph(graph, access=access)  # type: ignore[arg-type]
 
     def compile(self, graph: Graph) -> CompiledGraph:
         from graphlab.compiled import compile_graph  # import cost: Taichi
@@ -70,19 +59,13 @@ class Uses:
         return DebugSession(graph, values, **kwargs)
 
     def save(self, graph: Graph, path: Any) -> None:
-        from graphlab.graphfile import save
-
-        save(graph, path)
+        graphfile.save(graph, path)
 
     def to_dict(self, graph: Graph) -> dict[str, Any]:
-        from graphlab.graphfile import to_dict
-
-        return to_dict(graph)
+        return graphfile.to_dict(graph)
 
     def to_code(self, graph: Graph) -> str:
-        from graphlab.codegen import to_code
-
-        return to_code(graph)
+        return codegen.to_code(graph)
 
 
 conveniences.USES = Uses()

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
-from graphlab.export import cruntime
+from graphlab.export import capi_ctypes, cruntime
 from graphlab.export.cruntime import load_module
 from graphlab.export.errors import CRuntimeError, ManifestError, UnknownGraphError
 
@@ -184,23 +184,23 @@ def test_ctypes_layout_matches_the_c_header(tmp_path):
     """The ctypes mirror of taichi_core.h has the sizes and offsets the C compiler gives."""
     source = tmp_path / "layout.c"
     checks = {
-        "sizeof(TiNamedArgument)": ctypes.sizeof(cruntime.TiNamedArgument),
-        "offsetof(TiNamedArgument, argument)": cruntime.TiNamedArgument.argument.offset,
-        "offsetof(TiArgument, value)": cruntime.TiArgument.value.offset,
-        "sizeof(TiArgumentValue)": ctypes.sizeof(cruntime.TiArgumentValue),
-        "sizeof(TiNdArray)": ctypes.sizeof(cruntime.TiNdArray),
-        "offsetof(TiNdArray, elem_type)": cruntime.TiNdArray.elem_type.offset,
-        "offsetof(TiScalar, value)": cruntime.TiScalar.value.offset,
-        "offsetof(TiTensor, contents)": cruntime.TiTensor.contents.offset,
-        "offsetof(TiTensorValueWithLength, data)": cruntime.TiTensorValueWithLength.data.offset,
-        "sizeof(TiMemoryAllocateInfo)": ctypes.sizeof(cruntime.TiMemoryAllocateInfo),
-        "sizeof(TiMemorySlice)": ctypes.sizeof(cruntime.TiMemorySlice),
+        "sizeof(TiNamedArgument)": ctypes.sizeof(capi_ctypes.TiNamedArgument),
+        "offsetof(TiNamedArgument, argument)": capi_ctypes.TiNamedArgument.argument.offset,
+        "offsetof(TiArgument, value)": capi_ctypes.TiArgument.value.offset,
+        "sizeof(TiArgumentValue)": ctypes.sizeof(capi_ctypes.TiArgumentValue),
+        "sizeof(TiNdArray)": ctypes.sizeof(capi_ctypes.TiNdArray),
+        "offsetof(TiNdArray, elem_type)": capi_ctypes.TiNdArray.elem_type.offset,
+        "offsetof(TiScalar, value)": capi_ctypes.TiScalar.value.offset,
+        "offsetof(TiTensor, contents)": capi_ctypes.TiTensor.contents.offset,
+        "offsetof(TiTensorValueWithLength, data)": capi_ctypes.TiTensorValueWithLength.data.offset,
+        "sizeof(TiMemoryAllocateInfo)": ctypes.sizeof(capi_ctypes.TiMemoryAllocateInfo),
+        "sizeof(TiMemorySlice)": ctypes.sizeof(capi_ctypes.TiMemorySlice),
     }
     lines = "\n".join(f'  printf("%zu\\n", (size_t)({expr}));' for expr in checks)
     source.write_text(
         f"#include <stddef.h>\n#include <stdio.h>\n#include <taichi/taichi_core.h>\nint main(void) {{\n{lines}\n}}\n"
     )
-    include = cruntime.taichi_c_api_dir() / "include"
+    include = capi_ctypes.taichi_c_api_dir() / "include"
     subprocess.run(["cc", f"-I{include}", str(source), "-o", str(tmp_path / "layout")], check=True)
     got = subprocess.run([str(tmp_path / "layout")], capture_output=True, text=True, check=True).stdout.split()
     assert dict(zip(checks, map(int, got))) == checks

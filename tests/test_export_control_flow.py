@@ -25,7 +25,7 @@ from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.errors import ManifestError
 from graphlab.export.exporter import ExportError
 from graphlab.export.manifest import read_manifest
-from graphlab.export.verify import VerifyReport
+from graphlab.export.report import VerifyReport
 from graphlab.plan import Branch, ControlEvent, Iterate, Repeat, Segment
 
 ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]

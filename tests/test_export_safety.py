@@ -27,11 +27,11 @@ import taichi as ti
 
 import graphlab as gl
 from graphlab.errors import GraphlabError
-from graphlab.export import exporter
+from graphlab.export import exporter, folders
 from graphlab.export.control import plan_to_json
-from graphlab.export.errors import ManifestError
-from graphlab.export.exporter import OutputPathError, exported_args
+from graphlab.export.errors import ManifestError, OutputPathError
 from graphlab.export.manifest import read_manifest
+from graphlab.export.values import exported_args
 from graphlab.export.verify import VerifyError, run_python
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING
 from graphlab.plan import build_plan
@@ -176,7 +176,7 @@ def test_an_export_appearing_at_the_target_meanwhile_is_replaced_only_with_overw
 
 
 def test_stale_temp_folders_of_gone_exports_are_removed_and_nothing_else(copy_of):
-    parent, host, dead, alive = copy_of.parent, exporter._host_tag(), dead_pid(), os.getpid()
+    parent, host, dead, alive = copy_of.parent, folders.host_tag(), dead_pid(), os.getpid()
     (copy_of / "host" / "build").mkdir()
     (copy_of / "host" / "build" / "graphlab_host").write_text("a built host is gl.export's own")
     gone = [f".small.export-{host}-{dead}-abcd_123", f".other.export-{host}-{dead}-zz99zz99",
@@ -209,7 +209,7 @@ def test_a_failing_export_removes_its_own_temp_folder(tmp_path):
 
     with pytest.raises(GraphlabError, match="this kernel never compiles"):
         gl.export(g, tmp_path / "broken", "x64", progress=look)
-    own = re.compile(rf"\.broken\.export-{exporter._host_tag()}-{os.getpid()}-[a-z0-9_]{{8}}")
+    own = re.compile(rf"\.broken\.export-{folders.host_tag()}-{os.getpid()}-[a-z0-9_]{{8}}")
     assert seen and all(own.fullmatch(name) for name in seen), seen
     assert list(tmp_path.iterdir()) == []
 

@@ -23,7 +23,7 @@ from test_control_flow import add_one, halve, jacobi_graph, threshold
 
 import graphlab as gl
 from graphlab.export import hostgen
-from graphlab.export.cruntime import taichi_c_api_dir
+from graphlab.export.capi_ctypes import taichi_c_api_dir
 from graphlab.export.errors import HostGenError
 
 STRICT = ["-std=c99", "-pedantic", "-O2", "-Wall", "-Wextra", "-Werror"]

@@ -17,7 +17,8 @@ from graphs import fluid_graphs
 import graphlab as gl
 from graphlab.cli import main
 from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
-from graphlab.export.verify import ATOMICS_NOTE, VerifyError, VerifyReport
+from graphlab.export.report import VerifyReport
+from graphlab.export.verify import ATOMICS_NOTE, VerifyError
 
 SUBSTEPS = 20
 AOT_KERNELS = Path(__file__).with_name("aot_kernels.py")

@@ -3,6 +3,9 @@
  *
  * The widget's wire protocol, declared once: the synced traits' payloads and the custom messages.
  *
+ * Over 500 lines on purpose: it is only declarations, one record per payload and message, kept in one
+ * module so the TypeScript generator and the message checks read a single source.
+ *
  * Every record the notebook widget sends or receives is a `TypedDict` here, so the one declaration
  * serves both sides:
  *

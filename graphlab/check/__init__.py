@@ -9,6 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from graphlab.check import (
+    rules_bindings,
+    rules_control,
+    rules_dataflow,
+    rules_names,
+    rules_size,
+    rules_structure,
+    rules_targets,
+)
 from graphlab.check.context import CheckContext
 from graphlab.check.registry import RULES, rule_table
 from graphlab.diagnostics import Diagnostic
@@ -22,16 +31,6 @@ __all__ = ["RULES", "CheckContext", "check", "rule_table", "validate"]
 
 def validate(graph: Graph, *, target: str | None = None, access: str = "auto") -> list[Diagnostic]:
     """Run every rule; diagnostics come sorted by severity, then in program order."""
-    from graphlab.check import (
-        rules_bindings,
-        rules_control,
-        rules_dataflow,
-        rules_names,
-        rules_size,
-        rules_structure,
-        rules_targets,
-    )
-
     context = CheckContext(graph, target=target, access_source=access)
     found: list[Diagnostic] = list(rules_size.validate_size(graph, context))
     if rules_size.too_large_to_analyse(graph):  # the other rules walk node ids and the trace: they would not end

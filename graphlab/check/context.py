@@ -5,6 +5,8 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from graphlab.dataflow import dataflow_facts
+
 if TYPE_CHECKING:
     from graphlab.graph import Graph
 
@@ -25,6 +27,4 @@ class CheckContext:
     @cached_property
     def dataflow(self) -> Any:
         """The read/write data-flow facts of the graph (see graphlab.dataflow)."""
-        from graphlab.dataflow import dataflow_facts
-
         return dataflow_facts(self.graph, access=self.access_source)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
+from graphlab.graph import too_many_dispatches
 from graphlab.limits import MAX_EXPANDED, MAX_UNROLLED
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ def too_large_to_analyse(graph: Graph) -> bool:
 
 def validate_size(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     """GL024: more dispatches than ti.graph can build, or more node ids / trace entries than a check can walk."""
-    from graphlab.graph import too_many_dispatches
-
     size = graph.size()
     if size.dispatches > MAX_UNROLLED:
         yield Diagnostic(

@@ -14,17 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphlab.access import AccessFlag
-from graphlab.errors import GraphlabError
+from graphlab.debug.report_text import parity_text, stop_html, stop_text
+from graphlab.debug.session_errors import StaleViewError
 from graphlab.spec import is_float
 
 if TYPE_CHECKING:
     from graphlab.debug.breakpoints import Breakpoint
     from graphlab.debug.stats import BufferStats
     from graphlab.spec import Arg
-
-
-class StaleViewError(GraphlabError, RuntimeError):
-    """Values of a live buffer (a view, a stop's statistics) were read after the session moved on."""
 
 
 class StopStats(Mapping[str, "BufferStats"]):
@@ -221,13 +218,9 @@ class Stop:
         return self.fault.error if self.fault else None
 
     def __str__(self) -> str:
-        from graphlab.debug.report_text import stop_text
-
         return stop_text(self)
 
     def _repr_html_(self) -> str:
-        from graphlab.debug.report_text import stop_html
-
         return stop_html(self)
 
 
@@ -320,13 +313,9 @@ class ParityReport:
         }
 
     def __str__(self) -> str:
-        from graphlab.debug.report_text import parity_text
-
         return parity_text(self)
 
     def _repr_html_(self) -> str:
-        from graphlab.debug.report_text import parity_text
-
         return "<pre>" + html.escape(parity_text(self)) + "</pre>"
 
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphlab.debug.report import StaleViewError
+from graphlab.debug.session_errors import StaleViewError
 
 if TYPE_CHECKING:
     from graphlab.debug.report import ParityReport, Stop

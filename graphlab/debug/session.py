@@ -53,7 +53,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphlab.access import AccessFlag
 from graphlab.compiled import CompiledGraph, compile_graph
@@ -88,10 +88,8 @@ from graphlab.debug.steps import StepTable
 from graphlab.debug.timeline import Timeline
 from graphlab.debug.timing import TimingRecorder
 from graphlab.errors import StaleGraphError
+from graphlab.graph import Graph
 from graphlab.plan import ControlEvent
-
-if TYPE_CHECKING:
-    from graphlab.graph import Graph
 
 __all__ = ["DebugError", "DebugOptions", "DebugSession", "ReplayError"]
 
@@ -146,8 +144,6 @@ class DebugSession(SessionRunning, SessionLookup, SessionBreakpoints, SessionIns
         options: DebugOptions | None = None,
         **kwargs: Any,
     ) -> None:
-        from graphlab.graph import Graph
-
         if not isinstance(graph, (CompiledGraph, Graph)):
             raise DebugError(
                 f"DebugSession(graph, ...): expected a graphlab Graph or CompiledGraph, got {type(graph).__name__}"

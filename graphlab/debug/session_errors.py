@@ -5,7 +5,7 @@
 
 from graphlab.errors import GraphlabError
 
-__all__ = ["DebugError", "ReplayError"]
+__all__ = ["DebugError", "ReplayError", "StaleViewError"]
 
 
 class DebugError(GraphlabError, ValueError):
@@ -15,3 +15,7 @@ class DebugError(GraphlabError, ValueError):
 
 class ReplayError(GraphlabError, RuntimeError):
     """Replaying dispatches that ran before, to rebuild a past state, failed."""
+
+
+class StaleViewError(GraphlabError, RuntimeError):
+    """Values of a live buffer (a view, a stop's statistics) were read after the session moved on."""

@@ -12,6 +12,7 @@ kept to go back are in :mod:`graphlab.debug.timeline`.
 from __future__ import annotations
 
 import bisect
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -302,8 +303,6 @@ def unknown_id(target: str, known: Iterable[str], what: str) -> GraphError:
     Ids are compared by their shape (repetition indexes blanked: ``substep[]/p2g``), one known id per
     shape, so the cost follows the graph's node count, not its step count (100k steps are 100k ids).
     """
-    import difflib  # only for this message
-
     shapes: dict[str, str] = {}
     for candidate in known:
         shapes.setdefault(REPETITION_INDEX.sub("[]", candidate), candidate)

@@ -11,10 +11,14 @@ are is what a flag decided.
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from graphlab.bridge.runtime import sync
+from graphlab.debug.report_text import timing_text
 
 if TYPE_CHECKING:
     from graphlab.debug.report import StepRef
@@ -113,20 +117,14 @@ class TimingReport:
         }
 
     def __str__(self) -> str:
-        from graphlab.debug.report_text import timing_text
-
         return timing_text(self)
 
     def _repr_html_(self) -> str:
-        import html
-
         return "<pre>" + html.escape(str(self)) + "</pre>"
 
 
 def timed(launch: Callable[[], object]) -> float:
     """Seconds ``launch`` keeps the device busy: the device is idle before (a sync) and waited for after."""
-    from graphlab.bridge.runtime import sync
-
     sync()
     start = time.perf_counter()
     launch()

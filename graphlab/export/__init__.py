@@ -26,9 +26,9 @@ from typing import Any
 
 _LAZY = {
     "CRuntimeError": "errors", "HostBuildError": "errors", "HostGenError": "errors", "ManifestError": "errors",
-    "UnknownGraphError": "errors", "ExportError": "exporter", "ExportResult": "exporter",
-    "OutputPathError": "exporter", "Manifest": "manifest", "read_manifest": "manifest", "Module": "cruntime",
-    "load_module": "cruntime", "OutputDiff": "verify", "VerifyError": "verify", "VerifyReport": "verify",
+    "UnknownGraphError": "errors", "ExportError": "errors", "ExportResult": "exporter",
+    "OutputPathError": "errors", "Manifest": "manifest", "read_manifest": "manifest", "Module": "cruntime",
+    "load_module": "cruntime", "OutputDiff": "report", "VerifyError": "verify", "VerifyReport": "report",
     "FrameEvent": "control",
 }  # fmt: skip
 __all__ = sorted(_LAZY)
@@ -53,14 +53,14 @@ class _ExportPackage(types.ModuleType):
 
     def __call__(self, graph: Any, path: Any, arch: str = "vulkan", **options: Any) -> Any:
         """Export graphs as an AOT module folder (see :func:`graphlab.export.exporter.export`)."""
-        from graphlab.export.exporter import export
+        from graphlab.export.exporter import export  # import cost: numpy and the exporter stay out of `import graphlab`
 
         return export(graph, path, arch, **options)
 
     @property
     def __doc__(self) -> str:
         """What ``help(gl.export)`` shows: the export function's signature and numpydoc, then the package's."""
-        from graphlab.export.exporter import export
+        from graphlab.export.exporter import export  # import cost: numpy and the exporter stay out of `import graphlab`
 
         signature = inspect.signature(export)
         plain = signature.replace(
@@ -77,7 +77,7 @@ class _ExportPackage(types.ModuleType):
     @property
     def __signature__(self) -> inspect.Signature:
         """The export function's signature, for ``inspect.signature(gl.export)``."""
-        from graphlab.export.exporter import export
+        from graphlab.export.exporter import export  # import cost: numpy and the exporter stay out of `import graphlab`
 
         return inspect.signature(export)
 

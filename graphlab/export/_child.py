@@ -24,6 +24,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from graphlab.carry import load_kernels, run_child
+from graphlab.graphfile import loads
+
 KILL_AT_ENV = "GRAPHLAB_CHILD_KILL_AT"
 #: Device capabilities a Vulkan module needs for args of these dtypes (none are assumed by default).
 VULKAN_CAPS = {
@@ -52,9 +57,9 @@ class ProgressFile:
 
 def _init(arch: str, threads: int | None) -> str:
     """``ti.init`` for ``arch``; returns the arch Taichi really chose (it falls back silently)."""
-    import taichi as ti
+    import taichi as ti  # import cost: Taichi
 
-    from graphlab.bridge.runtime import current_arch
+    from graphlab.bridge.runtime import current_arch  # import cost: Taichi
 
     options: dict[str, Any] = {"log_level": ti.WARN}
     if arch == "x64" and threads is not None:
@@ -64,13 +69,11 @@ def _init(arch: str, threads: int | None) -> str:
 
 
 def _graphs(request: Mapping[str, Any], kernels: Mapping[str, Any]) -> list[Any]:
-    from graphlab.graphfile import loads
-
     return [loads(text, kernels=kernels, file=name) for name, text in request["graphs"].items()]
 
 
 def _threads() -> int | None:
-    from graphlab.bridge.runtime import cpu_max_threads
+    from graphlab.bridge.runtime import cpu_max_threads  # import cost: Taichi
 
     return cpu_max_threads()
 
@@ -85,14 +88,12 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
 
     progress = ProgressFile(request.get("progress"))
     progress("kernels", 0.15)
-    from graphlab.carry import load_kernels
-
     kernels = load_kernels(request["payload"])  # before ti.init: a module may call ti.init itself
     progress("init", 0.2)
     arch = _init(request["arch"], request.get("threads"))
     if arch != request["arch"]:
         return {"fallback": arch}
-    import taichi as ti
+    import taichi as ti  # import cost: Taichi
 
     graphs = _graphs(request, kernels)
     compiled = []
@@ -132,10 +133,7 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     (``<arg>.npy`` per non-temp arg), ``out_dir``, ``frames``. Frames are timed as the C host's
     ``--time`` does: the first alone (it includes one-off work), then the mean of the others.
     """
-    import numpy as np
-
-    from graphlab.bridge.runtime import new_ndarray, sync
-    from graphlab.carry import load_kernels
+    from graphlab.bridge.runtime import new_ndarray, sync  # import cost: Taichi
     from graphlab.compiled import compile_graph  # import cost: Taichi, loaded in the child only
 
     kernels = load_kernels(request["payload"])
@@ -197,8 +195,6 @@ def run_watched(
     When this thread is interrupted (Ctrl-C, or a progress callback raising) the child is killed by
     the pid it wrote first, so it stops at once instead of running to the end.
     """
-    from graphlab.carry import run_child
-
     channel = workdir / ".progress.jsonl"
     channel.touch()
     outcome: dict[str, Any] = {}

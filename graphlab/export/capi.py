@@ -1,6 +1,6 @@
 """What Taichi 1.7.4's C-API can take, declared once for everything that talks to it.
 
-The ctypes runner (:mod:`graphlab.export.cruntime`), the export checks
+The ctypes runner (:mod:`graphlab.export.cruntime`, :mod:`graphlab.export.capi_ctypes`), the export checks
 (:func:`graphlab.export.exporter.check_c_runtime`) and the C host generator
 (:mod:`graphlab.export.hostgen`) all refuse the same scalars and pass them the same way; they read
 these tables rather than keeping copies that could drift apart.

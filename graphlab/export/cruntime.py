@@ -3,7 +3,8 @@
 A module that ``gl.export`` wrote is meant for a C host. Running it here through the same C library
 (``libtaichi_c_api.so`` from the taichi wheel, bound with :mod:`ctypes`) shows that the shipped
 files compute what the notebook computed, with no Taichi Python frontend in the loop: taichi is
-located with :func:`importlib.util.find_spec` and never imported.
+located with :func:`importlib.util.find_spec` and never imported. The C library's structs, its
+loading and device memory are in :mod:`graphlab.export.capi_ctypes`; this module checks values and runs graphs.
 
 A graph with conditionals or loops runs as the manifest's control tree: its segments launched in
 turn, its flags read on the host between them; ``graph.last_events`` then tells the branches taken
@@ -24,7 +25,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import difflib
-import importlib.util
 import os
 import weakref
 from collections.abc import Iterator, Mapping
@@ -46,15 +46,16 @@ from graphlab.export.capi import (
     TI_ARCH,
     TI_DATA_TYPE,
 )
-from graphlab.export.errors import CRuntimeError, UnknownGraphError
+from graphlab.export.capi_ctypes import Buffer, CApi, Memory, TiNamedArgument, c_api
+from graphlab.export.errors import UnknownGraphError
 from graphlab.export.manifest import (
     MANIFEST_FORMAT,
     GraphSpec,
     Manifest,
-    check_files,
     manifest_error,
     read_manifest,
 )
+from graphlab.export.seal import check_files
 from graphlab.names import check_dim_size
 from graphlab.plan import ControlEvent, Segment, run_plan
 from graphlab.runvalues import Problem, array_problem, dims_problem, number_problem, numpy_dtype
@@ -83,7 +84,7 @@ def check_module_files(manifest: Manifest, c_api_version: int) -> None:
     """Refuse a module folder that would crash or mislead the C runtime, before it is loaded.
 
     ``module/`` must hold what the arch's loader reads, every file in ``files`` must be there with
-    its recorded sha256 (and every file of ``module/`` listed: :func:`~graphlab.export.manifest.check_files`),
+    its recorded sha256 (and every file of ``module/`` listed: :func:`~graphlab.export.seal.check_files`),
     and the module must come from the runtime's Taichi minor version (1.7.x modules load only into
     a 1.7.x runtime).
     """
@@ -98,201 +99,6 @@ def check_module_files(manifest: Manifest, c_api_version: int) -> None:
             message = f"{folder / 'module' / name} is missing, so module/ is no {manifest.arch} module"
             raise manifest_error(folder, "$.arch", message)
     check_files(manifest)  # every file of module/ listed, none changed, none reached through a link out
-
-
-# --- the C library ------------------------------------------------------------------------------
-
-
-class TiNdShape(ctypes.Structure):
-    _fields_ = [("dim_count", ctypes.c_uint32), ("dims", ctypes.c_uint32 * 16)]
-
-
-class TiNdArray(ctypes.Structure):
-    _fields_ = [("memory", ctypes.c_void_p), ("shape", TiNdShape), ("elem_shape", TiNdShape),
-                ("elem_type", ctypes.c_uint32)]  # fmt: skip
-
-
-class TiScalarValue(ctypes.Union):
-    _fields_ = [
-        ("x8", ctypes.c_uint8),
-        ("x16", ctypes.c_uint16),
-        ("x32", ctypes.c_uint32),
-        ("x64", ctypes.c_uint64),
-    ]
-
-
-class TiScalar(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_uint32), ("value", TiScalarValue)]
-
-
-class TiTensorValueWithLength(ctypes.Structure):  # TiTensorValue (a union of arrays) as 16 x u64
-    _fields_ = [("length", ctypes.c_uint32), ("data", ctypes.c_uint64 * 16)]
-
-
-class TiTensor(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_uint32), ("contents", TiTensorValueWithLength)]
-
-
-class TiArgumentValue(ctypes.Union):  # TiTexture left out: smaller than TiNdArray, so the size holds
-    _fields_ = [("i32", ctypes.c_int32), ("f32", ctypes.c_float), ("ndarray", TiNdArray),
-                ("scalar", TiScalar), ("tensor", TiTensor)]  # fmt: skip
-
-
-class TiArgument(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_uint32), ("value", TiArgumentValue)]
-
-
-class TiNamedArgument(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("argument", TiArgument)]
-
-
-class TiMemoryAllocateInfo(ctypes.Structure):
-    _fields_ = [("size", ctypes.c_uint64), ("host_write", ctypes.c_uint32), ("host_read", ctypes.c_uint32),
-                ("export_sharing", ctypes.c_uint32), ("usage", ctypes.c_uint32)]  # fmt: skip
-
-
-class TiMemorySlice(ctypes.Structure):
-    _fields_ = [("memory", ctypes.c_void_p), ("offset", ctypes.c_uint64), ("size", ctypes.c_uint64)]
-
-
-_P, _H, _U32 = ctypes.POINTER, ctypes.c_void_p, ctypes.c_uint32
-_SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
-    "ti_get_version": (_U32, []),
-    "ti_get_last_error": (ctypes.c_int32, [_P(ctypes.c_uint64), ctypes.c_char_p]),
-    "ti_set_last_error": (None, [ctypes.c_int32, ctypes.c_char_p]),
-    "ti_create_runtime": (_H, [_U32, _U32]),
-    "ti_destroy_runtime": (None, [_H]),
-    "ti_allocate_memory": (_H, [_H, _P(TiMemoryAllocateInfo)]),
-    "ti_free_memory": (None, [_H, _H]),
-    "ti_map_memory": (_H, [_H, _H]),
-    "ti_unmap_memory": (None, [_H, _H]),
-    "ti_copy_memory_device_to_device": (None, [_H, _P(TiMemorySlice), _P(TiMemorySlice)]),
-    "ti_load_aot_module": (_H, [_H, ctypes.c_char_p]),
-    "ti_destroy_aot_module": (None, [_H]),
-    "ti_get_aot_module_compute_graph": (_H, [_H, ctypes.c_char_p]),
-    "ti_launch_compute_graph": (None, [_H, _H, _U32, _P(TiNamedArgument)]),
-    "ti_wait": (None, [_H]),
-}
-
-
-def taichi_c_api_dir() -> Path:
-    """The wheel's ``taichi/_lib/c_api`` folder (headers, library, LLVM runtime), without importing taichi."""
-    spec = importlib.util.find_spec("taichi")
-    if spec is None or not spec.submodule_search_locations:
-        raise GraphlabError("the taichi wheel is not installed in this Python; run: pip install taichi==1.7.4")
-    return Path(next(iter(spec.submodule_search_locations))) / "_lib" / "c_api"
-
-
-class CApi:
-    """``libtaichi_c_api.so`` with typed functions and a ``call`` that checks ``ti_get_last_error``."""
-
-    def __init__(self, library: Path) -> None:
-        self.lib = ctypes.CDLL(str(library))
-        for name, (restype, argtypes) in _SIGNATURES.items():
-            fn = getattr(self.lib, name)
-            fn.restype, fn.argtypes = restype, argtypes
-
-    def last_error(self) -> tuple[int, str]:
-        size = ctypes.c_uint64(0)
-        code = int(self.lib.ti_get_last_error(ctypes.byref(size), None))  # asks for the message size
-        buf = ctypes.create_string_buffer(int(size.value) + 1)
-        self.lib.ti_get_last_error(ctypes.byref(ctypes.c_uint64(len(buf))), buf)
-        return code, buf.value.decode(errors="replace")
-
-    def call(self, name: str, *args: Any, hint: str = "") -> Any:
-        """Call ``name``; raise :class:`CRuntimeError` if it set an error or returned a null handle.
-
-        The error is cleared first: 1.7.4 keeps the last error until the next failure, so a stale
-        one would be blamed on a call that succeeded.
-        """
-        self.lib.ti_set_last_error(0, None)
-        out = getattr(self.lib, name)(*args)
-        code, detail = self.last_error()
-        if code < 0 or (out is None and _SIGNATURES[name][0] is _H):
-            self.lib.ti_set_last_error(0, None)
-            raise CRuntimeError(name, code, detail or "returned a null handle", hint)
-        return out
-
-
-_API: list[CApi] = []
-
-
-def c_api() -> CApi:
-    """Load the C library once per process; ``TI_LIB_DIR`` must name its LLVM runtime for x64."""
-    if not _API:
-        root = taichi_c_api_dir()
-        library = root / "lib" / "libtaichi_c_api.so"
-        if not library.is_file():
-            raise GraphlabError(f"{library} is missing; run: pip install --force-reinstall taichi==1.7.4")
-        # ti_create_runtime(x64) loads runtime_x64.bc from there and fails without it.
-        os.environ["TI_LIB_DIR"] = str(root / "runtime")
-        _API.append(CApi(library))
-    return _API[0]
-
-
-# --- device memory -------------------------------------------------------------------------------
-
-
-@dataclass
-class _Buffer:
-    memory: int
-    nbytes: int
-    staging: int | None  # host-visible twin where device memory cannot be mapped
-
-
-class _Memory:
-    """Allocations of one runtime, and copies between them and numpy arrays.
-
-    The LLVM archs map their memory directly (x64 memory is host memory; CUDA's map copies through
-    a host buffer) and answer ``ti_copy_memory_device_to_device`` with "Not supported". On Vulkan,
-    device-local memory cannot be mapped on a real GPU, so each buffer has a host-visible staging
-    twin and copies go through ``ti_copy_memory_device_to_device``, queued in order with launches.
-    """
-
-    def __init__(self, api: CApi, runtime: int, arch: str) -> None:
-        self.api, self.runtime, self.arch, self.direct = api, runtime, arch, arch in ("x64", "cuda")
-
-    def _allocate(self, nbytes: int, *, host: bool) -> int:
-        info = TiMemoryAllocateInfo(max(nbytes, 4), host, host, 0, 1)  # usage: TI_MEMORY_USAGE_STORAGE_BIT
-        return self.api.call("ti_allocate_memory", self.runtime, ctypes.byref(info))
-
-    def buffer(self, nbytes: int) -> _Buffer:
-        staging = None if self.direct else self._allocate(nbytes, host=True)
-        return _Buffer(self._allocate(nbytes, host=self.direct), nbytes, staging)
-
-    def free(self, buf: _Buffer) -> None:
-        if self.arch == "x64":  # 1.7.4 cannot free x64 memory ("Not supported"): it goes with the runtime
-            return
-        for memory in (buf.memory, buf.staging):
-            if memory is not None:
-                self.api.call("ti_free_memory", self.runtime, memory)
-
-    def _host_copy(self, memory: int | None, array: np.ndarray, *, to_device: bool) -> None:
-        ptr = self.api.call("ti_map_memory", self.runtime, memory)
-        try:
-            dst, src = (ptr, array.ctypes.data) if to_device else (array.ctypes.data, ptr)
-            ctypes.memmove(dst, src, array.nbytes)
-        finally:
-            self.api.call("ti_unmap_memory", self.runtime, memory)
-
-    def _device_copy(self, buf: _Buffer, nbytes: int, *, to_device: bool) -> None:
-        device, staging = TiMemorySlice(buf.memory, 0, nbytes), TiMemorySlice(buf.staging, 0, nbytes)
-        dst, src = (device, staging) if to_device else (staging, device)
-        self.api.call("ti_copy_memory_device_to_device", self.runtime, ctypes.byref(dst), ctypes.byref(src))
-
-    def upload(self, buf: _Buffer, array: np.ndarray) -> None:
-        """Copy a C-contiguous array in; ordered before later launches. One upload per buffer per wait."""
-        self._host_copy(buf.memory if self.direct else buf.staging, array, to_device=True)
-        if not self.direct:
-            self._device_copy(buf, array.nbytes, to_device=True)
-
-    def queue_download(self, buf: _Buffer, nbytes: int) -> None:
-        if not self.direct:
-            self._device_copy(buf, nbytes, to_device=False)
-
-    def download(self, buf: _Buffer, out: np.ndarray) -> None:
-        """Read a buffer after ``queue_download`` and ``ti_wait``."""
-        self._host_copy(buf.memory if self.direct else buf.staging, out, to_device=False)
 
 
 # --- checking values ----------------------------------------------------------------------------
@@ -473,7 +279,7 @@ class Graph:
             bound.arrays[name][...] = out
         return dict(bound.arrays)
 
-    def _arguments(self, segment: Segment, bound: _Bound, buffers: Mapping[str, _Buffer]) -> Any:
+    def _arguments(self, segment: Segment, bound: _Bound, buffers: Mapping[str, Buffer]) -> Any:
         """The named arguments of one module graph: the args it takes, by name."""
         specs = {arg.name: arg for arg in self.spec.args}
         args = (TiNamedArgument * len(segment.args))()
@@ -485,7 +291,7 @@ class Graph:
                 _fill(named, arg, bound.scalars[name])
         return args
 
-    def _execute(self, bound: _Bound, buffers: Mapping[str, _Buffer], memory: _Memory) -> list[ControlEvent]:
+    def _execute(self, bound: _Bound, buffers: Mapping[str, Buffer], memory: Memory) -> list[ControlEvent]:
         """Launch the module graphs of the plan in the cursor's order, reading flags on the host at each decision."""
         api, runtime = self.module._api, self.module._runtime
         plan = self.spec.plan
@@ -551,7 +357,7 @@ class Module:
         self._handles.append(api.call("ti_load_aot_module", self._runtime, folder, hint=f"; re-export {self.path}"))
         graphs = {spec.name: Graph(self, spec, self._module_graphs(spec)) for spec in manifest.graphs}
         self.graphs: Mapping[str, Graph] = _Graphs(self.path, graphs)
-        self._buffers: dict[str, _Buffer] = {}
+        self._buffers: dict[str, Buffer] = {}
         self._slot_of = {name: f"slot {slot}" for slot, names in manifest.slots.items() for name in names}
 
     def _module_graphs(self, spec: GraphSpec) -> dict[str, int]:
@@ -577,14 +383,14 @@ class Module:
         """Destroy the module and its runtime; its graphs cannot run afterwards."""
         self._finalizer()
 
-    def _memory(self) -> _Memory:
+    def _memory(self) -> Memory:
         if not self._finalizer.alive:
             raise GraphlabError(f"module {self.path} is closed; load it again with gl.load_module")
-        return _Memory(self._api, self._runtime, self.arch)
+        return Memory(self._api, self._runtime, self.arch)
 
     def _buffers_for(
         self, graph: GraphSpec, shapes: Mapping[str, tuple[int, ...]], uploaded: Mapping[str, Any]
-    ) -> dict[str, _Buffer]:
+    ) -> dict[str, Buffer]:
         """Device buffers of the graph's ndarrays, kept while big enough; temps of a slot share one.
 
         A new buffer that no value is uploaded into is zeroed, so temps never start as garbage.
@@ -662,7 +468,7 @@ def load_module(path: str | os.PathLike[str]) -> Module:
     >>> module.graphs["demo"].run(a=2.0, x=np.arange(3.0), y=ys)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    graphlab.errors.GraphRunError: graph 'demo', arg 'x': expected dtype float32 (f32), got float64; ...
+    graphlab.errors.GraphRunError: graph 'demo', arg 'x': expected dtype float32 (f32), got float64...; ...
     >>> module.close()
     """
     return Module(read_manifest(Path(path)))

@@ -1,10 +1,12 @@
-"""Errors of the C-runtime side of export: reading a module, calling Taichi's C-API, building a host.
+"""Errors of export: the graph or output path refused, reading a module, calling Taichi's C-API, building a host.
 
 Each is a :class:`~graphlab.errors.GraphlabError` and also the builtin that describes it, so callers
 that do not know graphlab can still catch ``ValueError``, ``KeyError`` or ``RuntimeError``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from graphlab.errors import GraphlabError
 
@@ -15,6 +17,18 @@ TI_ERROR_NAMES: dict[int, str] = {
     -7: "TI_ERROR_ARGUMENT_NOT_FOUND", -8: "TI_ERROR_INVALID_INTEROP", -9: "TI_ERROR_INVALID_STATE",
     -10: "TI_ERROR_INCOMPATIBLE_MODULE", -11: "TI_ERROR_OUT_OF_MEMORY",
 }  # fmt: skip
+
+
+class ExportError(GraphlabError, ValueError):
+    """The graph or the options cannot be exported; the message names the arg or option and the fix."""
+
+
+class OutputPathError(ExportError, OSError):
+    """The output path exists (and ``overwrite`` is off) or cannot be written."""
+
+    def __init__(self, message: str, *, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ManifestError(GraphlabError, ValueError):

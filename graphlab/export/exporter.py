@@ -32,43 +32,31 @@ the new one is in place.
 from __future__ import annotations
 
 import ctypes
-import difflib
 import json
 import os
-import re
 import shutil
-import socket
 import sys
-import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-
+from graphlab.carry import carry_kernels
 from graphlab.check import check
-from graphlab.errors import GraphError, GraphlabError, ToolMissingError
+from graphlab.errors import ToolMissingError
 from graphlab.export._child import VULKAN_CAPS, run_watched
 from graphlab.export.capi import C_SCALARS
 from graphlab.export.control import plan_to_json
-from graphlab.export.errors import ManifestError
-from graphlab.export.manifest import (
-    ARCHS,
-    Manifest,
-    Sample,
-    arg_entry,
-    file_digests,
-    listed_files,
-    read_manifest,
-    walk_files,
-    write_manifest,
-)
-from graphlab.names import check_buffer_bytes, check_dim_size, name_problem, shown
+from graphlab.export.errors import ExportError, OutputPathError
+from graphlab.export.folders import check_target, move_into_place, remove_stale_folders, temporary_folder
+from graphlab.export.manifest import ARCHS, Manifest, Sample, arg_entry, read_manifest, write_manifest
+from graphlab.export.seal import file_digests
+from graphlab.export.values import collect_values, exported_args, plan_memory, written_args
+from graphlab.graph import Graph
+from graphlab.graphfile import dumps
 from graphlab.plan import Plan, build_plan
-from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
+from graphlab.spec import Arg
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -80,18 +68,6 @@ ProgressOption = bool | Callable[[str, float], Any] | None
 VULKAN_FIX = "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1`"
 CUDA_FIX = "export on a machine with an NVIDIA GPU and driver, or choose arch='vulkan' or 'x64'"
 CHILD_ENTRY = "graphlab.export._child:export_module"
-
-
-class ExportError(GraphlabError, ValueError):
-    """The graph or the options cannot be exported; the message names the arg or option and the fix."""
-
-
-class OutputPathError(ExportError, OSError):
-    """The output path exists (and ``overwrite`` is off) or cannot be written."""
-
-    def __init__(self, message: str, *, path: Path) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 @dataclass(frozen=True)
@@ -118,7 +94,7 @@ class ExportResult:
 
     def verify(self, inputs: Mapping[str, Any] | None = None, **options: Any) -> Any:
         """Shorthand for ``gl.verify(result.path, inputs, **options)``."""
-        from graphlab.export.verify import verify
+        from graphlab.export.verify import verify  # import cost: Taichi
 
         return verify(self.path, inputs, **options)
 
@@ -145,7 +121,7 @@ class Progress:
         self._title = title
         self._bar: Any = None
         if self._callback is None and (progress is True or (progress is None and sys.stderr.isatty())):
-            from tqdm import tqdm
+            from tqdm import tqdm  # import cost: tqdm, only for a terminal
 
             self._bar = tqdm(total=100, desc=title, bar_format="{desc:<36} {percentage:3.0f}%|{bar}|")
 
@@ -198,11 +174,6 @@ def _fallback_error(arch: str, got: str) -> ToolMissingError:
     )
 
 
-def exported_args(graph: Graph) -> list[Arg]:
-    """The args the compiled graph takes: those some dispatch binds, in declaration order."""
-    return [arg for name, arg in graph.args.items() if graph.uses_of(name)]
-
-
 def check_c_runtime(graphs: Sequence[Graph]) -> None:
     """Refuse what Taichi 1.7.4's C runtime (or the generated host) cannot pass, before compiling."""
     problems: list[str] = []
@@ -229,319 +200,6 @@ def check_c_runtime(graphs: Sequence[Graph]) -> None:
                 )
     if problems:
         raise ExportError("cannot export for Taichi's C runtime:\n" + "\n".join(f"  {p}" for p in problems))
-
-
-# --- dims and samples from the notebook's values ------------------------------------------------------
-
-
-def _as_numpy(value: Any) -> np.ndarray:
-    if isinstance(value, np.ndarray):
-        return value
-    if hasattr(value, "to_numpy"):  # ti.ndarray, ti.Matrix
-        return np.asarray(value.to_numpy())
-    return np.asarray(value)
-
-
-def _sample(arg: Arg, value: Any) -> Sample:
-    """The shape and finite value range of an ndarray, or the value of a scalar or matrix."""
-    array = _as_numpy(value)
-    want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
-    where = f"values[{arg.name!r}]"
-    if array.dtype.kind not in "iuf" or (arg.kind == "ndarray" and array.dtype != want):
-        raise ExportError(
-            f"{where} is {array.dtype}, but arg {arg.name!r} is {arg.describe()}; "
-            f"pass it as {want} (e.g. .astype(np.{want}))"
-        )
-    if arg.kind != "ndarray":
-        return Sample(value=array.tolist() if arg.kind == "matrix" else array.item())
-    esh = arg.element_shape
-    if array.ndim != arg.ndim + len(esh) or array.shape[arg.ndim :] != esh:
-        raise ExportError(
-            f"{where} has shape {array.shape}, but arg {arg.name!r} is {arg.describe()}; "
-            f"give {arg.ndim} dims then the element shape {esh}"
-        )
-    for axis, size in enumerate(array.shape[: arg.ndim]):  # before scanning it: a broadcast view can be huge
-        check_dim_size(size, f"{where}.shape[{axis}]", error=ExportError)
-    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array.ravel()
-    cast = float if array.dtype.kind == "f" else int
-    low, high = (cast(finite.min()), cast(finite.max())) if finite.size else (None, None)
-    return Sample(tuple(int(d) for d in array.shape[: arg.ndim]), low, high)
-
-
-def collect_values(
-    graphs: Sequence[Graph], dims: Mapping[str, int] | None, values: Mapping[str, Any] | None
-) -> tuple[dict[str, int], dict[str, Sample]]:
-    """The default dims and per-arg samples: ``dims`` as given, plus what the shapes of ``values`` set."""
-    args = {arg.name: arg for graph in graphs for arg in exported_args(graph)}
-    if dims is not None and not isinstance(dims, Mapping):
-        raise ExportError(f"dims={shown(dims)}: give a dict of dim name to size, e.g. dims={{'n': 8192}}")
-    out_dims: dict[str, int] = {}
-    for name, size in (dims or {}).items():
-        problem = name_problem(name)
-        if problem is not None:  # it is written into manifest.json and the C host: refuse it before anything
-            raise ExportError(
-                f"dims[{shown(name)}]: not a dim name ({problem}); use the dim names of the args' shapes, "
-                "ASCII letters, digits and '_' (e.g. dims={'n': 8192})"
-            )
-        out_dims[name] = check_dim_size(size, f"dims[{name!r}]", error=ExportError)
-    samples: dict[str, Sample] = {}
-    for name, value in (values or {}).items():
-        arg = args.get(name)
-        if arg is None:
-            close = difflib.get_close_matches(name, list(args), 1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ExportError(f"values[{name!r}]: no exported graph has that arg; {hint}args: {', '.join(args)}")
-        if arg.kind in ("texture", "rw_texture"):
-            continue
-        samples[name] = sample = _sample(arg, value)
-        for axis, (dim, size) in enumerate(zip(arg.shape or (), sample.shape or ())):
-            if isinstance(dim, int) and dim != size:
-                raise ExportError(f"values[{name!r}].shape[{axis}] is {size}, but arg {name!r} declares {dim}")
-            if isinstance(dim, str) and out_dims.setdefault(dim, size) != size:
-                raise ExportError(
-                    f"values[{name!r}].shape[{axis}] is {size}, so dim {dim!r} would be {size}, but "
-                    f"it is {out_dims[dim]} from dims= or another value; sizes must agree"
-                )
-    _check_buffer_sizes(args.values(), out_dims, samples)
-    return out_dims, samples
-
-
-def _check_buffer_sizes(args: Iterable[Arg], dims: Mapping[str, int], samples: Mapping[str, Sample]) -> None:
-    """Refuse an ndarray whose bytes the C host could not count, where its shape is known."""
-    for arg in args:
-        sample = samples.get(arg.name)
-        shape = sample.shape if sample is not None and sample.shape is not None else arg.shape
-        if arg.kind != "ndarray" or shape is None:
-            continue
-        sizes = [dims.get(d, -1) if isinstance(d, str) else d for d in shape]
-        if all(size >= 0 for size in sizes):  # -1: a dim with no value yet (sized by the host's inputs)
-            item = DTYPE_BYTES[arg.dtype or "f32"] * numel(arg.element_shape)
-            check_buffer_bytes(sizes, item, f"arg {arg.name!r}", error=ExportError)
-
-
-def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mapping[str, Sample]) -> dict[str, Any]:
-    """The memory plan of every graph, as ``manifest.json``'s ``memory_plan``.
-
-    Temps share a slot within a graph (graphlab.memory). Across graphs, slots holding one name are
-    merged (graphs run one after another and temps keep nothing between runs), and a name that is
-    not a temp in every graph keeps its own buffer.
-    """
-    from graphlab.memory import memory_plan
-
-    buffers: dict[str, dict[str, Any]] = {}
-    groups: list[tuple[set[str], Any]] = []
-    not_temp = {a.name for g in graphs for a in exported_args(g) if a.role != "temp"}
-    for graph in graphs:
-        shapes = {n: s.shape for n, s in samples.items() if n in graph.args and s.shape is not None}
-        try:
-            layout = memory_plan(graph, **{**dims, **shapes})
-        except GraphError as exc:
-            raise ExportError(f"graph {graph.name!r}: {exc}; pass dims={{...}} or values={{...}} to export") from exc
-        for b in layout.buffers:
-            buffers.setdefault(
-                b.name, {"name": b.name, "role": b.role, "shape": b.shape and list(b.shape), "bytes": b.bytes}
-            )
-        groups.extend((set(slot.args) - not_temp, slot) for slot in layout.slots)
-    merged: list[tuple[set[str], int]] = []
-    for names, slot in groups:
-        if not names:
-            continue
-        hits = [m for m in merged if m[0] & names]
-        union = set(names).union(*(m[0] for m in hits))
-        size = max([slot.bytes, *(m[1] for m in hits)])
-        merged = [m for m in merged if m not in hits] + [(union, size)]
-    slots: list[dict[str, Any]] = [
-        {"slot": i, "bytes": size, "args": sorted(names)} for i, (names, size) in enumerate(merged)
-    ]
-    in_slots = {name for names, _ in merged for name in names}
-    own = sum(b["bytes"] or 0 for b in buffers.values() if b["name"] not in in_slots)
-    return {
-        "slots": slots,
-        "buffers": list(buffers.values()),
-        "total_bytes": sum(b["bytes"] or 0 for b in buffers.values()),
-        "shared_bytes": own + sum(s["bytes"] for s in slots),
-    }
-
-
-def written_args(graph: Graph) -> list[str]:
-    """The exported ndarray args some dispatch of ``graph`` writes."""
-    from graphlab.dataflow import dataflow_facts
-
-    facts = dataflow_facts(graph)
-    return [a.name for a in exported_args(graph) if a.kind == "ndarray" and facts.writers(a.name)]
-
-
-# --- the output folder ----------------------------------------------------------------------------
-
-
-#: The hidden folders gl.export makes next to a target: ``export`` while writing it, ``old`` for the
-#: folder it replaces until that is deleted. Nothing else is ever deleted as stale.
-_OWN_FOLDER = re.compile(
-    r"\.(?P<name>.+)\.(?P<kind>export|old)-(?P<host>[A-Za-z0-9]+)-(?P<pid>[1-9][0-9]{0,9})-[a-z0-9_]{8}"
-)
-#: What gl.export writes besides manifest.json and the files it lists: the generated C host.
-HOST_FILES = ("main.c", "npy.c", "npy.h", "CMakeLists.txt", "README.md")
-_KEEP_OUT = "nothing was deleted: remove it yourself or choose another path"
-
-
-def _host_tag() -> str:
-    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24] or "host"
-
-
-def _own_prefix(target: Path, kind: str) -> str:
-    """The start of the name of a hidden folder for ``target``: ``.<name>.<kind>-<host>-<pid>-``."""
-    return f".{target.name}.{kind}-{_host_tag()}-{os.getpid()}-"
-
-
-def check_target(target: Path, overwrite: bool) -> None:
-    """Refuse an existing target (unless ``overwrite`` and gl.export wrote it) or a folder that cannot be created."""
-    if target.is_symlink():
-        raise _link_error(target)
-    if target.exists():
-        if not overwrite:
-            raise OutputPathError(
-                f"{target} already exists; pass overwrite=True (--overwrite on the command line) to replace "
-                "it, or choose another path",
-                path=target,
-            )
-        check_replaceable(target, target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputPathError(
-            f"cannot create the folder {target.parent} for {target}: {exc.strerror or exc}; choose a writable location",
-            path=target,
-        ) from exc
-
-
-def _link_error(target: Path) -> OutputPathError:
-    return OutputPathError(
-        f"{target} is a symbolic link (to {target.readlink()}); gl.export neither writes through a link nor "
-        "replaces one, even with overwrite=True; pass the folder it points to, or remove the link; nothing was deleted",
-        path=target,
-    )
-
-
-def _written_by_export(name: str, listed: set[str]) -> bool:
-    """Whether a path in an export folder is one gl.export writes (or the host build puts there)."""
-    if name == "manifest.json" or name in listed:
-        return True
-    host = name.removeprefix("host/")
-    if host == name:
-        return False
-    return host in HOST_FILES or host.startswith("build/") or host in {f".{n}.tmp" for n in HOST_FILES}
-
-
-def check_replaceable(folder: Path, target: Path) -> None:
-    """Refuse to delete ``folder`` (the target, or the target renamed aside) unless gl.export wrote all of it.
-
-    An empty folder holds nothing to lose. Otherwise ``manifest.json`` must be a graphlab module's
-    (format ``graphlab.module/1``) and every file and link in the folder must be the manifest, a file
-    it lists, or part of the generated ``host/``: a user's own file in an export is never deleted.
-    """
-    if folder.is_symlink():
-        raise _link_error(target)
-    if not folder.is_dir():
-        raise OutputPathError(
-            f"{target} is a file, not a folder gl.export wrote, so overwrite=True does not replace it; {_KEEP_OUT}",
-            path=target,
-        )
-    if not any(folder.iterdir()):
-        return
-    try:
-        listed = listed_files(folder)
-    except ManifestError as exc:
-        why = f"manifest.json {exc.json_path}: {exc.reason}"
-        if not (folder / "manifest.json").is_file():
-            why = "it has no manifest.json"
-        raise OutputPathError(
-            f"{target} is not a folder gl.export wrote ({why}), so overwrite=True does not replace it; {_KEEP_OUT}",
-            path=target,
-        ) from exc
-    extra = [name for name in walk_files(folder) if not _written_by_export(name, listed)]
-    if extra:
-        shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
-        raise OutputPathError(
-            f"{target} is an export but also holds files gl.export did not write ({shown}), so overwrite=True "
-            f"does not replace it; move them out of it and export again, or choose another path; nothing was deleted",
-            path=target,
-        )
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this machine (one of another user's counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True
-    return True
-
-
-def remove_stale_folders(parent: Path) -> list[Path]:
-    """Delete the hidden folders interrupted exports left in ``parent``; return what was deleted.
-
-    Only folders named as gl.export names its own (``.<name>.export-<host>-<pid>-<random>``), made on
-    this machine (``host``) by a process that no longer exists. A replaced export set aside
-    (``.<name>.old-...``) goes only where its replacement ``<name>`` is in place: if the process
-    died between the two renames it is the only copy, so it stays.
-    """
-    removed: list[Path] = []
-    try:
-        entries = list(parent.iterdir())
-    except OSError:
-        return removed
-    host = _host_tag()
-    for entry in entries:
-        match = _OWN_FOLDER.fullmatch(entry.name)
-        if match is None or match["host"] != host or _process_alive(int(match["pid"])):
-            continue
-        if entry.is_symlink() or not entry.is_dir():
-            continue
-        if match["kind"] == "old" and not (parent / match["name"]).is_dir():
-            continue
-        shutil.rmtree(entry, ignore_errors=True)
-        removed.append(entry)
-    return removed
-
-
-def _temporary_folder(target: Path) -> Path:
-    try:
-        return Path(tempfile.mkdtemp(prefix=_own_prefix(target, "export"), dir=target.parent))
-    except OSError as exc:
-        raise OutputPathError(
-            f"cannot write into {target.parent}: {exc.strerror or exc}; choose a writable location", path=target
-        ) from exc
-
-
-def _move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
-    """Rename ``tmp`` to ``target``; an old target is renamed aside, checked again, and deleted after.
-
-    The old folder may have changed while the export ran (or appeared: then only ``overwrite``
-    replaces it); checked where it was renamed to, nothing can slip in between the check and the
-    delete. Refused, it is renamed back.
-    """
-    if target.is_symlink():
-        raise _link_error(target)
-    if not target.exists():
-        tmp.rename(target)
-        return
-    if not overwrite:
-        raise OutputPathError(
-            f"{target} appeared while the export ran; pass overwrite=True to replace it (only a folder gl.export "
-            "wrote is replaced), or choose another path; nothing was deleted",
-            path=target,
-        )
-    old = target.with_name(_own_prefix(target, "old") + uuid.uuid4().hex[:8])
-    target.rename(old)
-    try:
-        check_replaceable(old, target)
-        tmp.rename(target)
-    except BaseException:
-        old.rename(target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 # --- export -----------------------------------------------------------------------------------------
@@ -625,7 +283,7 @@ def export(
     >>> gl.export(g, folder, arch="x64")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    graphlab.export.exporter.OutputPathError: ... exists; ...
+    graphlab.export.errors.OutputPathError: ... exists; ...
     """
     started = time.perf_counter()
     graphs = [graph] if not isinstance(graph, Sequence) else list(graph)
@@ -649,10 +307,8 @@ def export(
         default_dims, samples = collect_values(graphs, dims, values)
         memory = plan_memory(graphs, default_dims, samples)
         report("carry", 0.1)
-        from graphlab.carry import carry_kernels
-
         payload = carry_kernels(dict.fromkeys(k.fn for g in graphs for k in g.kernels))
-        tmp = _temporary_folder(target)
+        tmp = temporary_folder(target)
         try:
             _build(
                 tmp,
@@ -669,7 +325,7 @@ def export(
                 plans=plans,
             )
             report("finish", 0.97)
-            _move_into_place(tmp, target, overwrite)
+            move_into_place(tmp, target, overwrite)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -689,8 +345,6 @@ def export(
 
 
 def _check_graphs(graphs: list[Any]) -> None:
-    from graphlab.graph import Graph
-
     if not graphs or not all(isinstance(g, Graph) for g in graphs):
         raise ExportError(f"export() takes a graphlab Graph or a list of them, got {graphs!r}")
     names = [g.name for g in graphs]
@@ -714,8 +368,7 @@ def _build(
     plans: Mapping[str, Plan],
 ) -> None:
     """Fill ``tmp``: module/ (in the child), source/, manifest.json and host/."""
-    from graphlab.export.hostgen import generate_host
-    from graphlab.graphfile import dumps
+    from graphlab.export.hostgen import generate_host  # import cost: Taichi
 
     sources = {f"source/{g.name}.graph.json": dumps(g) for g in graphs}
     tcm_name = "module.tcm" if tcm and arch == "vulkan" else None

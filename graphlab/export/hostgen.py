@@ -35,7 +35,8 @@ from graphlab._version import __version__
 from graphlab.aotfiles import MODULE_FILES, metadata_file
 from graphlab.errors import ToolMissingError
 from graphlab.export.capi import C_SCALARS
-from graphlab.export.cruntime import Manifest, read_manifest, taichi_c_api_dir
+from graphlab.export.capi_ctypes import taichi_c_api_dir
+from graphlab.export.cruntime import Manifest, read_manifest
 from graphlab.export.errors import HostBuildError, HostGenError
 from graphlab.names import MAX_DIM_SIZE, name_problem, shown
 from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment

@@ -27,7 +27,7 @@ rerun the same graphs from Python. Reading never executes anything; a bad field 
 A manifest is also the module's seal, so reading refuses what could reach past the folder or skip
 the seal: every path it names (``files``, ``source``, ``tcm``) is relative, inside the folder, with
 no ``..`` and no symbolic link leading out, and every ``files`` entry is a sha256. Before a module
-is loaded or verified, :func:`check_files` hashes what is listed and refuses a folder whose
+is loaded or verified, :func:`graphlab.export.seal.check_files` hashes what is listed and refuses a folder whose
 ``module/`` holds a file the manifest does not list (a manifest without ``files`` checks nothing,
 so it is refused there). Nesting is bounded: a control tree goes at most
 :data:`graphlab.nesting.MAX_NESTING` levels deep, and JSON too deep for Python's parser gets a
@@ -36,11 +36,10 @@ ManifestError too.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,13 +58,9 @@ __all__ = [
     "Manifest",
     "Sample",
     "arg_entry",
-    "check_files",
-    "check_listed",
-    "file_digests",
-    "listed_files",
+    "load_manifest_json",
     "manifest_error",
     "read_manifest",
-    "walk_files",
     "write_manifest",
 ]
 
@@ -74,8 +69,6 @@ MANIFEST_FORMAT = "graphlab.module/1"
 ARCHS = ("vulkan", "cuda", "x64")
 #: A ``files`` value: the sha256 of the file, as lowercase hex.
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-#: Folders whose every file must be listed in ``files`` (what ti_load_aot_module reads).
-SEALED_FOLDERS = ("module",)
 
 
 # --- records ------------------------------------------------------------------------------------
@@ -337,7 +330,7 @@ def read_manifest(folder: Path) -> Manifest:
     """Read and check ``folder/manifest.json`` (plain data: nothing in it is executed)."""
     folder = Path(folder)
     r = _Reader(folder)
-    data = _load(folder)
+    data = load_manifest_json(folder)
     r.choice(data, "$", "format", (MANIFEST_FORMAT,))
     graphs: list[GraphSpec] = []
     samples: dict[str, Sample] = {}
@@ -382,7 +375,7 @@ def read_manifest(folder: Path) -> Manifest:
     )
 
 
-def _load(folder: Path, fix: str = _FIX) -> Any:
+def load_manifest_json(folder: Path, fix: str = _FIX) -> Any:
     """The parsed ``folder/manifest.json``; a ManifestError (never a RecursionError) when it cannot be."""
     file = folder / "manifest.json"
     try:
@@ -426,94 +419,6 @@ def path_problem(folder: Path, name: str) -> str | None:
     return None
 
 
-# --- checking the files ------------------------------------------------------------------------------
-
-
-def listed_files(folder: Path) -> set[str]:
-    """The paths ``folder/manifest.json`` lists under ``files``, checking only that it is a graphlab module's.
-
-    For ``gl.export(overwrite=True)``, which must tell a module folder from any folder holding a
-    ``manifest.json``; a ManifestError says why this one is not.
-    """
-    file = str(folder / "manifest.json")
-    data = _load(folder, fix="")
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        got = data.get("format") if isinstance(data, dict) else data
-        message = f"the format is {str(got)[:60]!r}, not a graphlab module's {MANIFEST_FORMAT!r}"
-        raise ManifestError(message, file=file, json_path="$.format")
-    files = data.get("files")
-    if not isinstance(files, dict):
-        raise ManifestError("it lists no files", file=file, json_path="$.files")
-    return {name for name in files if isinstance(name, str)}
-
-
-def walk_files(folder: Path, under: str = "") -> Iterator[str]:
-    """POSIX paths (relative to ``folder``) of every file and link below ``folder/under``, links not followed."""
-    for top, dirs, names in os.walk(folder / under):
-        links = [d for d in dirs if Path(top, d).is_symlink()]
-        for name in sorted([*names, *links]):
-            yield Path(top, name).relative_to(folder).as_posix()
-
-
-def check_listed(manifest: Manifest, name: str, json_path: str | None = None) -> bytes:
-    """The content of listed file ``name``, refused unless it is still the file the export hashed.
-
-    ``json_path`` names where the manifest refers to it (``$.source.kernels``), for one it must list.
-    The bytes returned are the bytes hashed, so what is used is what was checked.
-    """
-    folder = manifest.folder
-    digest = manifest.files.get(name)
-    if digest is None:
-        where = json_path or f"$.files[{name!r}]"
-        raise manifest_error(folder, where, f"{name!r} is not listed in $.files, so its integrity cannot be checked")
-    where = f"$.files[{name!r}]"
-    problem = path_problem(folder, name)  # again: links may have changed since reading
-    if problem is not None:
-        raise manifest_error(folder, where, problem)
-    path = folder / name
-    if not path.is_file():
-        raise manifest_error(folder, where, f"{path} is missing since export")
-    content = path.read_bytes()
-    if hashlib.sha256(content).hexdigest() != digest:
-        raise manifest_error(folder, where, f"{path} is changed since export (its sha256 differs)")
-    return content
-
-
-def check_files(manifest: Manifest, *, missing_ok: Collection[str] = ()) -> None:
-    """Refuse a folder that is not what the export sealed, before anything of it is loaded or run.
-
-    ``files`` must list something; every file under ``module/`` (all of which ti_load_aot_module
-    may read) must be listed; the sources and the ``.tcm`` the manifest names must be listed; and
-    every listed file must be there with its sha256. ``missing_ok`` names listed files that may be
-    absent (``gl.verify`` with ``kernels=`` does not need the stored kernels).
-    """
-    folder = manifest.folder
-    if not manifest.files:
-        raise manifest_error(
-            folder, "$.files", "lists no files with their sha256, so the module's integrity cannot be checked"
-        )
-    for under in SEALED_FOLDERS:
-        unlisted = [name for name in walk_files(folder, under) if name not in manifest.files]
-        if unlisted:
-            more = f" (and {len(unlisted) - 1} more)" if len(unlisted) > 1 else ""
-            message = f"{folder / unlisted[0]}{more} is not listed, so its integrity cannot be checked"
-            raise manifest_error(folder, "$.files", message)
-    source = manifest.source or {}
-    named = [(f"$.source.graphs[{g!r}]", rel) for g, rel in source.get("graphs", {}).items()]
-    named += [("$.source.kernels", source["kernels"])] if source.get("kernels") else []
-    named += [("$.tcm", manifest.tcm)] if manifest.tcm else []
-    for where, name in named:
-        if name not in manifest.files:
-            raise manifest_error(
-                folder, where, f"{name!r} is not listed in $.files, so its integrity cannot be checked"
-            )
-    for name in manifest.files:
-        path = folder / name
-        if name in missing_ok and not (path.exists() or path.is_symlink()):
-            continue
-        check_listed(manifest, name)
-
-
 # --- writing ------------------------------------------------------------------------------------
 
 
@@ -537,20 +442,6 @@ def arg_entry(arg: Arg, sample: Sample | None = None) -> dict[str, Any]:
         }
         entry["sample"] = {k: v for k, v in raw.items() if v is not None}
     return entry
-
-
-def file_digests(folder: Path, names: Iterable[str]) -> dict[str, str]:
-    """sha256 of every file under the given entries of ``folder`` (files or folders), by POSIX path.
-
-    The C runtime binding refuses a module whose listed files changed after export.
-    """
-    digests: dict[str, str] = {}
-    for name in names:
-        root = folder / name
-        paths = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-        for path in paths:
-            digests[path.relative_to(folder).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return digests
 
 
 def write_manifest(folder: Path, data: Mapping[str, Any]) -> Path:

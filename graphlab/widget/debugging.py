@@ -305,7 +305,7 @@ class DebugPanel:
         :class:`~graphlab.debug.Stop` of that move (``session.find_first_nonfinite()`` as a cell's
         last line), the panel shows why the session stopped, not only where.
         """
-        from graphlab.debug import Stop
+        from graphlab.debug import Stop  # import cost: Taichi
 
         now = self.signature()
         if now == self._seen:

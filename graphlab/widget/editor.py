@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,10 +26,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import anywidget
 import traitlets
 
+from graphlab.check import validate
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import GraphlabError
 from graphlab.graph import Graph, GraphChange, GraphState
 from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
+from graphlab.render import render
 from graphlab.spec import Arg
 from graphlab.widget.history import History
 from graphlab.widget.messages import (
@@ -221,8 +224,6 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         return list(kernels.values())
 
     def _diagnostics(self) -> list[Diagnostic]:
-        from graphlab.check import validate
-
         try:
             return validate(self._graph, access=self._access)
         except Exception as exc:  # a failing checker must not take the editor down
@@ -231,8 +232,6 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             return [Diagnostic("GL000", "error", message, hint="a bug in graphlab's checker; please report it")]
 
     def _dot(self, diagnostics: list[Diagnostic]) -> str:
-        from graphlab.render import render
-
         try:
             return render(self._graph, diagnostics=diagnostics, access=self._access).source
         except Exception as exc:  # show the rest of the editor even if the drawing fails
@@ -527,8 +526,6 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 def _notebook_kernels() -> dict[str, Any]:
     """The ``@ti.kernel``s defined in the notebook (``__main__``)."""
-    import sys
-
     main = sys.modules.get("__main__")
     found: dict[str, Any] = {}
     for name, value in list(vars(main).items()) if main is not None else []:

@@ -1,5 +1,8 @@
 """The custom messages the front-end sends, checked before anything acts on them.
 
+Over 500 lines on purpose: one total checker (size bounds, field types, per-field rules) for every
+message kind; splitting it by kind would spread the rules that must treat all messages alike.
+
 Checks ``ClientMessage`` of :mod:`graphlab.widget.protocol`: a union on ``kind``. The editor's
 ``edit`` (with an ``op``), ``undo``, ``redo`` and ``select``; the panels' ``debug`` (with an
 ``action``), ``breakpoint`` and ``watch`` (with an ``op``), ``inspect`` and ``export``. Edits and

@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from IPython import get_ipython
+
 from graphlab.errors import GraphlabError
 from graphlab.widget.debugging import DebugPanel, PanelError
 from graphlab.widget.shipping import ExportPanel
@@ -54,7 +56,7 @@ class Panels:
 
     def start(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
         """Start a debug session on the editor's graph and show it (GraphlabError if it cannot start)."""
-        from graphlab.debug import DebugOptions, DebugSession
+        from graphlab.debug import DebugOptions, DebugSession  # import cost: Taichi
 
         run_values = dict(values) if values is not None else self.values
         if run_values is None and not kwargs:
@@ -187,10 +189,6 @@ class Panels:
     def _hook_cells(self) -> None:
         """After each notebook cell, show what the cell did to the session (IPython only)."""
         if self._unhook is not None:
-            return
-        try:
-            from IPython import get_ipython
-        except ImportError:  # pragma: no cover - IPython comes with ipywidgets
             return
         shell = get_ipython()
         if shell is None:

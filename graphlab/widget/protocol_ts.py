@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphlabError
+from graphlab.widget import protocol
 
 #: Where the front-end imports the generated types from (in a checkout of graphlab).
 GENERATED = Path(__file__).resolve().parents[2] / "extension" / "src" / "protocol.gen.ts"
@@ -53,8 +54,6 @@ class ProtocolError(GraphlabError, TypeError):
 
 def generate_protocol() -> str:
     """The text of ``protocol.gen.ts`` for :mod:`graphlab.widget.protocol` as it is now."""
-    from graphlab.widget import protocol
-
     return generate(inspect.getsource(protocol), vars(protocol), origin="graphlab/widget/protocol.py")
 
 

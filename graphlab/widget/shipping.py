@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from graphlab.errors import GraphlabError
+from graphlab.export.exporter import export
 from graphlab.widget.protocol import ExportArch
 
 _log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ MAX_FILES = 200
 def default_arch() -> str:
     """The arch the notebook runs on, as an export target (``x64`` on a CPU, else Vulkan)."""
     try:
-        from graphlab.bridge.runtime import current_arch
+        from graphlab.bridge.runtime import current_arch  # import cost: Taichi
 
         arch = current_arch()
     except Exception:  # no runtime yet: Vulkan is the portable default
@@ -105,8 +106,7 @@ class ExportPanel:
         publish: Callable[[dict[str, Any]], None],
     ) -> str | None:
         """Export (and verify), publishing the view at each stage; returns the error text, or None."""
-        from graphlab.export.exporter import export
-        from graphlab.export.verify import verify as run_verify
+        from graphlab.export.verify import verify as run_verify  # import cost: Taichi
 
         self.run_number += 1
         started = time.perf_counter()

@@ -1,0 +1,201 @@
+"""The output folder of an export: refusing what it must not replace, writing beside it, renaming into place.
+
+:func:`check_target` refuses an existing target unless ``overwrite`` and gl.export wrote all of it
+(:func:`check_replaceable`); :func:`temporary_folder` makes the hidden folder the export is written
+into, :func:`move_into_place` renames it to the target (an old one set aside, checked again and
+deleted after), and :func:`remove_stale_folders` deletes what killed exports left, only folders of
+gl.export's own naming made on this machine by a process that is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import tempfile
+import uuid
+from pathlib import Path
+
+from graphlab.export.errors import ManifestError, OutputPathError
+from graphlab.export.seal import listed_files, walk_files
+
+__all__ = [
+    "HOST_FILES",
+    "check_replaceable",
+    "check_target",
+    "host_tag",
+    "move_into_place",
+    "remove_stale_folders",
+    "temporary_folder",
+]
+
+
+#: The hidden folders gl.export makes next to a target: ``export`` while writing it, ``old`` for the
+#: folder it replaces until that is deleted. Nothing else is ever deleted as stale.
+_OWN_FOLDER = re.compile(
+    r"\.(?P<name>.+)\.(?P<kind>export|old)-(?P<host>[A-Za-z0-9]+)-(?P<pid>[1-9][0-9]{0,9})-[a-z0-9_]{8}"
+)
+#: What gl.export writes besides manifest.json and the files it lists: the generated C host.
+HOST_FILES = ("main.c", "npy.c", "npy.h", "CMakeLists.txt", "README.md")
+_KEEP_OUT = "nothing was deleted: remove it yourself or choose another path"
+
+
+def host_tag() -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24] or "host"
+
+
+def _own_prefix(target: Path, kind: str) -> str:
+    """The start of the name of a hidden folder for ``target``: ``.<name>.<kind>-<host>-<pid>-``."""
+    return f".{target.name}.{kind}-{host_tag()}-{os.getpid()}-"
+
+
+def check_target(target: Path, overwrite: bool) -> None:
+    """Refuse an existing target (unless ``overwrite`` and gl.export wrote it) or a folder that cannot be created."""
+    if target.is_symlink():
+        raise _link_error(target)
+    if target.exists():
+        if not overwrite:
+            raise OutputPathError(
+                f"{target} already exists; pass overwrite=True (--overwrite on the command line) to replace "
+                "it, or choose another path",
+                path=target,
+            )
+        check_replaceable(target, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputPathError(
+            f"cannot create the folder {target.parent} for {target}: {exc.strerror or exc}; choose a writable location",
+            path=target,
+        ) from exc
+
+
+def _link_error(target: Path) -> OutputPathError:
+    return OutputPathError(
+        f"{target} is a symbolic link (to {target.readlink()}); gl.export neither writes through a link nor "
+        "replaces one, even with overwrite=True; pass the folder it points to, or remove the link; nothing was deleted",
+        path=target,
+    )
+
+
+def _written_by_export(name: str, listed: set[str]) -> bool:
+    """Whether a path in an export folder is one gl.export writes (or the host build puts there)."""
+    if name == "manifest.json" or name in listed:
+        return True
+    host = name.removeprefix("host/")
+    if host == name:
+        return False
+    return host in HOST_FILES or host.startswith("build/") or host in {f".{n}.tmp" for n in HOST_FILES}
+
+
+def check_replaceable(folder: Path, target: Path) -> None:
+    """Refuse to delete ``folder`` (the target, or the target renamed aside) unless gl.export wrote all of it.
+
+    An empty folder holds nothing to lose. Otherwise ``manifest.json`` must be a graphlab module's
+    (format ``graphlab.module/1``) and every file and link in the folder must be the manifest, a file
+    it lists, or part of the generated ``host/``: a user's own file in an export is never deleted.
+    """
+    if folder.is_symlink():
+        raise _link_error(target)
+    if not folder.is_dir():
+        raise OutputPathError(
+            f"{target} is a file, not a folder gl.export wrote, so overwrite=True does not replace it; {_KEEP_OUT}",
+            path=target,
+        )
+    if not any(folder.iterdir()):
+        return
+    try:
+        listed = listed_files(folder)
+    except ManifestError as exc:
+        why = f"manifest.json {exc.json_path}: {exc.reason}"
+        if not (folder / "manifest.json").is_file():
+            why = "it has no manifest.json"
+        raise OutputPathError(
+            f"{target} is not a folder gl.export wrote ({why}), so overwrite=True does not replace it; {_KEEP_OUT}",
+            path=target,
+        ) from exc
+    extra = [name for name in walk_files(folder) if not _written_by_export(name, listed)]
+    if extra:
+        shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+        raise OutputPathError(
+            f"{target} is an export but also holds files gl.export did not write ({shown}), so overwrite=True "
+            f"does not replace it; move them out of it and export again, or choose another path; nothing was deleted",
+            path=target,
+        )
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (one of another user's counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True
+    return True
+
+
+def remove_stale_folders(parent: Path) -> list[Path]:
+    """Delete the hidden folders interrupted exports left in ``parent``; return what was deleted.
+
+    Only folders named as gl.export names its own (``.<name>.export-<host>-<pid>-<random>``), made on
+    this machine (``host``) by a process that no longer exists. A replaced export set aside
+    (``.<name>.old-...``) goes only where its replacement ``<name>`` is in place: if the process
+    died between the two renames it is the only copy, so it stays.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    host = host_tag()
+    for entry in entries:
+        match = _OWN_FOLDER.fullmatch(entry.name)
+        if match is None or match["host"] != host or _process_alive(int(match["pid"])):
+            continue
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        if match["kind"] == "old" and not (parent / match["name"]).is_dir():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def temporary_folder(target: Path) -> Path:
+    try:
+        return Path(tempfile.mkdtemp(prefix=_own_prefix(target, "export"), dir=target.parent))
+    except OSError as exc:
+        raise OutputPathError(
+            f"cannot write into {target.parent}: {exc.strerror or exc}; choose a writable location", path=target
+        ) from exc
+
+
+def move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Rename ``tmp`` to ``target``; an old target is renamed aside, checked again, and deleted after.
+
+    The old folder may have changed while the export ran (or appeared: then only ``overwrite``
+    replaces it); checked where it was renamed to, nothing can slip in between the check and the
+    delete. Refused, it is renamed back.
+    """
+    if target.is_symlink():
+        raise _link_error(target)
+    if not target.exists():
+        tmp.rename(target)
+        return
+    if not overwrite:
+        raise OutputPathError(
+            f"{target} appeared while the export ran; pass overwrite=True to replace it (only a folder gl.export "
+            "wrote is replaced), or choose another path; nothing was deleted",
+            path=target,
+        )
+    old = target.with_name(_own_prefix(target, "old") + uuid.uuid4().hex[:8])
+    target.rename(old)
+    try:
+        check_replaceable(old, target)
+        tmp.rename(target)
+    except BaseException:
+        old.rename(target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
