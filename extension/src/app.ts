@@ -4,6 +4,9 @@
  *
  * Layout: toolbar (with the debugger's controls), the debugger's timeline, error banner, then
  * palette | graph | side panel (tabs: Node, Debug, Inspect, Export).
+ *
+ * Over 500 lines on purpose: this is the one composition root that wires every component to the
+ * traits and messages; the components themselves live in their own modules.
  */
 
 import type { Cleanup, WidgetModel } from "./anywidget";
