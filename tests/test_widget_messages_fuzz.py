@@ -15,6 +15,7 @@ import pytest
 import taichi as ti
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_widget_model import axpy, fill  # the kernels the editor tests share
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
@@ -33,18 +34,6 @@ from graphlab.widget.messages import (
 
 #: A reply, as JSON, is never larger than this (the review's bound).
 REPLY_BYTES = 10_000
-
-
-@ti.kernel
-def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1), value: ti.f32):
-    for i in x:
-        x[i] = value
-
-
-@ti.kernel
-def axpy(a: ti.f32, x: ti.types.ndarray(dtype=ti.f32, ndim=1), y: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-    for i in x:
-        y[i] += a * x[i]
 
 
 @pytest.fixture
