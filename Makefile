@@ -45,8 +45,13 @@ lint: python frontend
 	$(VENV)/bin/lint-imports --no-cache
 	@if [ -f extension/package.json ]; then (cd extension && npm run --silent typecheck && npm run --silent lint && npm run --silent format:check && npm run --silent test); fi
 
+# Taichi's offline cache can hand a kernel compiled by an older checkout back to a newer one with
+# another parameter list ("argument not found"): every test run starts from its own empty cache.
+TEST_TICACHE := build/ticache-test
+
 pytest: system python frontend
-	$(PY) -m pytest
+	rm -rf $(TEST_TICACHE)
+	TI_OFFLINE_CACHE_FILE_PATH=$(CURDIR)/$(TEST_TICACHE) $(PY) -m pytest
 
 test: system python frontend lint pytest
 
