@@ -11,6 +11,8 @@ STAMP := $(VENV)/.installed
 # a C compiler for the exported host programs, Chromium for the widget's end-to-end tests.
 DEB_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 gcc libc6-dev cmake chromium
 BUNDLE := graphlab/widget/static/widget.js
+# The graph file viewer's prebuilt JupyterLab extension (labextension/, built with jupyter-builder).
+LABEXT := labextension/dist
 LAB_PORT ?= 8888
 
 .PHONY: lab test system python frontend lint pytest clean
@@ -38,12 +40,23 @@ frontend: $(STAMP)
 	    (cd extension && npm ci --no-audit --no-fund --loglevel=error); \
 	  (cd extension && npm run --silent build); \
 	fi
+	@[ labextension/node_modules/.package-lock.json -nt labextension/package-lock.json ] || \
+	  (cd labextension && npm ci --no-audit --no-fund --loglevel=error)
+	@[ -f $(LABEXT)/package.json ] && [ -z "$$(find labextension/src labextension/style labextension/package.json -newer $(LABEXT)/package.json)" ] || \
+	  (cd labextension && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run --silent build)
+	@# the graph file viewer where the wheel installs it (pyproject's shared-data): the editable
+	@# install above ran before the first build, so copy the build (a link would let pip delete it)
+	@rm -rf $(VENV)/share/jupyter/labextensions/graphlab-fileview
+	@mkdir -p $(VENV)/share/jupyter/labextensions $(VENV)/etc/jupyter/jupyter_server_config.d
+	@cp -r $(LABEXT) $(VENV)/share/jupyter/labextensions/graphlab-fileview
+	@cp jupyter-config/jupyter_server_config.d/graphlab.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 
 lint: python frontend
 	$(VENV)/bin/ruff check graphlab tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 	@if [ -f extension/package.json ]; then (cd extension && npm run --silent typecheck && npm run --silent lint && npm run --silent format:check && npm run --silent test); fi
+	cd labextension && npm run --silent typecheck && npm run --silent lint && npm run --silent format:check
 
 # Taichi's offline cache can hand a kernel compiled by an older checkout back to a newer one with
 # another parameter list ("argument not found"): every test run starts from its own empty cache.
@@ -60,4 +73,4 @@ lab: system python frontend
 	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/quickstart.ipynb
 
 clean:
-	rm -rf $(VENV) extension/node_modules $(BUNDLE)
+	rm -rf $(VENV) extension/node_modules $(BUNDLE) labextension/node_modules labextension/lib $(LABEXT)

@@ -5,6 +5,9 @@ after K) and is compared, in one process, with the same body repeated K times in
 ti.graph. The difference per iteration is what a decision costs: a device-to-host read of one
 i32 (which waits for the device to finish the segment) plus launching the next segment.
 
+With ``check_every=k`` the flag is read once every k iterations (k=1: every iteration); the loop is
+timed with the fast flag read and, at k=1, with Taichi's accessor (the read before the fast path).
+
     python bench/control_flow.py --arch cpu
     python bench/control_flow.py --arch cuda
 """
@@ -17,6 +20,7 @@ import numpy as np
 import taichi as ti
 
 import graphlab as gl
+from graphlab.bridge.device_read import fast_reads, read_path
 from graphlab.bridge.runtime import read_flag
 
 
@@ -32,17 +36,21 @@ def countdown(counter: ti.types.ndarray(dtype=ti.i32, ndim=1), flag: ti.types.nd
     flag[0] = 1 if counter[0] > 0 else 0
 
 
-def graphs(iterations: int) -> tuple[gl.Graph, gl.Graph]:
-    looped = gl.Graph("looped")
-    x = looped.ndarray("x", ti.f32, ndim=1)
-    counter = looped.ndarray("counter", ti.i32, ndim=1, shape=(1,))
-    flag = looped.ndarray("flag", ti.i32, ndim=1, shape=(1,))
-    body = looped.define("body")
-    body.dispatch(work, x)
-    body.dispatch(countdown, counter, flag)
-    looped.loop(body, while_=flag, max_iter=iterations + 1, name="solve")
+def graphs(iterations: int, check_every: tuple[int, ...]) -> tuple[dict[int, gl.Graph], gl.Graph]:
+    """The while-loop once per ``check_every`` value, and the same body unrolled in one static graph."""
+    looped = {}
+    for k in check_every:
+        g = gl.Graph(f"looped_k{k}")
+        x = g.ndarray("x", ti.f32, ndim=1)
+        counter = g.ndarray("counter", ti.i32, ndim=1, shape=(1,))
+        flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
+        body = g.define("body")
+        body.dispatch(work, x)
+        body.dispatch(countdown, counter, flag)
+        g.loop(body, while_=flag, max_iter=iterations + 1, check_every=k, name="solve")
+        looped[k] = g
     static = gl.Graph("static")
-    for arg in looped.args.values():
+    for arg in looped[check_every[0]].args.values():
         static.declare(arg)
     with static.sequence("body", repeat=iterations) as s:
         s.dispatch(work, x)
@@ -56,39 +64,55 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--elements", type=int, default=1 << 16)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--check-every", type=int, nargs="+", default=[1, 8], help="divisors of --iterations")
     options = parser.parse_args()
     ti.init(arch=getattr(ti, options.arch), log_level=ti.WARN)
-    looped, static = graphs(options.iterations)
-    c_loop, c_static = looped.compile(), static.compile()
+    ks = tuple(options.check_every)
+    looped, static = graphs(options.iterations, ks)
+    c_loops, c_static = {k: g.compile() for k, g in looped.items()}, static.compile()
     x = ti.ndarray(ti.f32, shape=options.elements)
     counter, flag = ti.ndarray(ti.i32, shape=1), ti.ndarray(ti.i32, shape=1)
     values = {"x": x, "counter": counter, "flag": flag}
-    t_loop, t_static, t_read = [], [], []
+    cases = [(k, True) for k in ks] + [(1, False)]  # (check_every, fast flag reads)
+    t_loop: dict[tuple[int, bool], list[float]] = {case: [] for case in cases}
+    t_static, t_read, t_read_slow = [], [], []
     for _ in range(options.repeats + 1):
-        counter.from_numpy(np.array([options.iterations], np.int32))
-        ti.sync()
-        start = time.perf_counter()
-        c_loop.run(values)
-        ti.sync()
-        t_loop.append(time.perf_counter() - start)
-        assert c_loop.last_events[0].value == options.iterations, c_loop.last_events
+        for k, fast in cases:
+            counter.from_numpy(np.array([options.iterations], np.int32))
+            ti.sync()
+            with fast_reads(fast):
+                start = time.perf_counter()
+                c_loops[k].run(values)
+                ti.sync()
+                t_loop[k, fast].append(time.perf_counter() - start)
+            assert c_loops[k].last_events[0].value == options.iterations, c_loops[k].last_events
         counter.from_numpy(np.array([options.iterations], np.int32))
         ti.sync()
         start = time.perf_counter()
         c_static.run(values)
         ti.sync()
         t_static.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        for _ in range(100):
-            read_flag(flag)
-        t_read.append((time.perf_counter() - start) / 100)
-    loop_ms, static_ms = statistics.median(t_loop[1:]) * 1e3, statistics.median(t_static[1:]) * 1e3
-    per_decision_us = (loop_ms - static_ms) / options.iterations * 1e3
+        for fast, times in ((True, t_read), (False, t_read_slow)):
+            with fast_reads(fast):
+                start = time.perf_counter()
+                for _ in range(100):
+                    read_flag(flag)
+                times.append((time.perf_counter() - start) / 100)
+    static_ms = statistics.median(t_static[1:]) * 1e3
     print(
-        f"control flow on {options.arch}: while-loop of {options.iterations} iterations {loop_ms:.2f} ms, same body "
-        f"unrolled in one ti.graph {static_ms:.2f} ms -> {per_decision_us:.1f} us per decision "
-        f"(flag read alone on an idle device: {statistics.median(t_read) * 1e6:.1f} us)"
+        f"read path on {options.arch}: {read_path()}; flag read alone on an idle device: "
+        f"{statistics.median(t_read) * 1e6:.1f} us fast, {statistics.median(t_read_slow) * 1e6:.1f} us accessor"
     )
+    for (k, fast), times in t_loop.items():
+        loop_ms = statistics.median(times[1:]) * 1e3
+        decisions = options.iterations // k
+        per_decision_us = (loop_ms - static_ms) / decisions * 1e3
+        print(
+            f"control flow on {options.arch} ({'fast flag read' if fast else 'Taichi accessor'}, check_every={k}): "
+            f"while-loop of {options.iterations} iterations {loop_ms:.2f} ms, same body unrolled in one ti.graph "
+            f"{static_ms:.2f} ms -> {per_decision_us:.1f} us per decision ({decisions} decisions), "
+            f"{loop_ms / static_ms:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -87,8 +87,8 @@ def load(path: Any, *, kernels: Any) -> Graph:
     Raises
     ------
     GraphFileError
-        The file cannot be read, is not a graph file, or names a kernel not given; the message
-        names the file and the JSON path (``$.body[1].kernel``).
+        ``path`` is no path, the file cannot be read, is not a graph file, or names a kernel not
+        given; the message names the file and the JSON path (``$.body[1].kernel``).
 
     Examples
     --------
@@ -211,8 +211,9 @@ def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
     Returns
     -------
     VerifyReport
-        Per output: the largest absolute and relative difference and pass/fail; ``passed``;
-        printed, a table.
+        Per output: the largest absolute and relative difference, Python against a second run of
+        itself, and a verdict: ``identical``, ``within run-to-run noise`` or ``differs`` (only this
+        one fails); ``verdict`` and ``passed`` for the whole; printed, a table.
 
     Raises
     ------
@@ -252,7 +253,7 @@ def load_module(path: Any) -> Any:
     Returns
     -------
     Module
-        ``module.graphs[name].run(**values)`` runs a graph on numpy values, updating them in
+        ``module.graphs[name].run(values)`` (a dict, or keywords) runs a graph on numpy values, updating them in
         place; ``close()`` (or a ``with`` block) frees the runtime.
 
     Raises

@@ -10,6 +10,10 @@ SPIR-V code generator, so there are two sources:
   a kernel cannot be compiled alone. Whatever it does not understand counts as read and written
   (:mod:`graphlab.access_ast`, which also holds :class:`AccessFlag`).
 
+Neither source says *when* a kernel reads: whether its first access to a buffer may read what was
+there before the dispatch comes from the source code for both (:mod:`graphlab.access_order`), and is
+:attr:`FirstAccess.MAY_READ` wherever it is not proven.
+
 Textures are not tracked by Taichi: a ``texture`` parameter is READ, an ``rw_texture`` READ_WRITE.
 
 Examples
@@ -23,6 +27,8 @@ Examples
 ...         y[i] += a * x[i]
 >>> dict(kernel_access(axpy, source="ast"))
 {'x': <AccessFlag.READ: 1>, 'y': <AccessFlag.READ_WRITE: 3>}
+>>> kernel_access(axpy, source="ast").first_access("y")  # ``+=`` reads before it writes
+<FirstAccess.READ: 'read'>
 """
 
 import hashlib
@@ -32,11 +38,12 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from graphlab.access_ast import AccessFlag, ast_access, buffer_params, module_of, texture_access
+from graphlab.access_order import FirstAccess, first_from_flags, kernel_order
 from graphlab.aotfiles import metadata_file
 from graphlab.bridge import is_taichi_function, is_wrapped_kernel
 from graphlab.carry import (
@@ -51,7 +58,9 @@ from graphlab.carry import (
 )
 from graphlab.errors import GraphError, GraphlabError, KernelError, ToolMissingError
 
-__all__ = ["AccessError", "AccessFlag", "AccessReport", "ArraySpec", "kernel_access", "kernels_access"]
+__all__ = [
+    "AccessError", "AccessFlag", "AccessReport", "ArraySpec", "FirstAccess", "kernel_access", "kernels_access",
+]  # fmt: skip
 
 Source = Literal["auto", "vulkan", "ast"]
 _CACHE_FORMAT = 1
@@ -79,13 +88,26 @@ class AccessReport(Mapping[str, AccessFlag]):
     """Access per buffer parameter of one kernel, and where the answer came from.
 
     It is a read-only mapping ``{param: AccessFlag}``; ``source`` is ``"vulkan"`` or ``"ast"``,
-    ``note`` says why the source code was used where Vulkan was wanted.
+    ``note`` says why the source code was used where Vulkan was wanted. ``first`` says per parameter
+    whether the kernel's first access may read the incoming contents (see :meth:`first_access`);
+    ``shaped_like`` names, per parameter, the buffers whose shape would make it write-first
+    (:class:`graphlab.access_order.KernelOrder`).
     """
 
     ref: str
     params: Mapping[str, AccessFlag]
     source: Literal["vulkan", "ast"]
     note: str | None = None
+    first: Mapping[str, FirstAccess] = field(default_factory=dict)
+    shaped_like: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def first_access(self, name: str) -> FirstAccess:
+        """READ (certain), MAY_READ (not proven either way) or WRITE (never reads what it did not write)."""
+        return self.first.get(name) or first_from_flags(self.params[name])
+
+    def may_read_first(self, name: str) -> bool:
+        """Whether the kernel may read ``name``'s contents from before the dispatch."""
+        return self.first_access(name).may_read
 
     def __getitem__(self, name: str) -> AccessFlag:
         return self.params[name]
@@ -333,9 +355,12 @@ def kernels_access(
         ref = kernel_ref(k)
         params, note = answers.get(ref, (None, None))
         if params is not None:
-            reports[ref] = AccessReport(ref, params, "vulkan")
+            order = kernel_order(k, params)
+            reports[ref] = AccessReport(ref, params, "vulkan", None, order.first, order.shaped_like)
         else:
-            reports[ref] = AccessReport(ref, ast_access(k), "ast", note)
+            flags = ast_access(k)
+            order = kernel_order(k, flags)
+            reports[ref] = AccessReport(ref, flags, "ast", note, order.first, order.shaped_like)
     return reports
 
 

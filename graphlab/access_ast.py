@@ -17,7 +17,10 @@ from typing import Any
 from graphlab.bridge import is_taichi_function
 from graphlab.carry import function_source, referenced_globals
 
-__all__ = ["AccessFlag", "ast_access", "buffer_params", "module_of", "texture_access"]
+__all__ = [
+    "AccessFlag", "ast_access", "buffer_params", "load_access", "module_of", "parse_function", "resolve_callee",
+    "texture_access",
+]  # fmt: skip
 
 _MAX_DEPTH = 8
 _METADATA_ATTRS = frozenset({"shape", "dtype", "element_shape", "ndim"})
@@ -54,6 +57,16 @@ def _parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, dict[str, object]]:
     tree = ast.parse(function_source(fn))
     fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
     return fdef, referenced_globals(fn)
+
+
+def parse_function(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, dict[str, object]]:
+    """A kernel's (or ``ti.func``'s) definition and the globals it names; :mod:`graphlab.shape_facts` reads it too."""
+    return _parse(fn)
+
+
+def resolve_callee(expr: ast.expr, scope: Mapping[str, object]) -> object:
+    """The object a call's function expression names (``ti.ndrange``, ``range``), or ``None``."""
+    return _resolve(expr, scope)
 
 
 def _resolve(expr: ast.expr, scope: Mapping[str, object]) -> object:
@@ -160,6 +173,11 @@ def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str,
     if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is top:
         return AccessFlag.NONE  # a struct-for over the buffer's shape
     return AccessFlag.READ_WRITE  # aliased, returned, ...: not modelled
+
+
+def load_access(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str, object]) -> AccessFlag:
+    """Access through one load of a buffer parameter in a kernel body; :mod:`graphlab.access_order` orders them."""
+    return _use(name, parents, scope, 0, element=False)
 
 
 def _uses(fdef: ast.FunctionDef, name: str, scope: Mapping[str, object], depth: int,

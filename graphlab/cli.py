@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from graphlab import cli_commands
+from graphlab import cli_commands, cli_compare
 from graphlab._version import __version__
 from graphlab.errors import GraphlabError
 
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"graphlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     cli_commands.register(sub)
+    cli_compare.register(sub)
     return parser
 
 

@@ -17,11 +17,16 @@ from typing import Any
 import numpy as np
 
 from graphlab.check import rule_table, validate
+from graphlab.check.rules_targets import TARGETS
 from graphlab.errors import GraphlabError
 from graphlab.export.exporter import export
+from graphlab.export.manifest import read_manifest
 from graphlab.graphfile import load
 from graphlab.names import check_dim_size, name_problem, shown
 from graphlab.render import write
+
+#: What ``graphlab render -o`` can write (graphlab.render.write), by suffix.
+DRAWING_SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".gv")
 
 
 def register(sub: Any) -> None:
@@ -29,7 +34,7 @@ def register(sub: Any) -> None:
     check = sub.add_parser("check", help="validate a graph file; exit 0 clean, 1 errors, 2 unusable input")
     check.add_argument("file")
     check.add_argument("--kernels", required=True, help="module name or .py file holding the kernels")
-    check.add_argument("--target", help="also check what this export target can take (vulkan, x64...)")
+    check.add_argument("--target", choices=TARGETS, help="also check what this export target can take")
     check.add_argument("--json", action="store_true", help="print diagnostics as JSON")
     check.set_defaults(handler=run_check)
 
@@ -55,12 +60,14 @@ def register(sub: Any) -> None:
     export.set_defaults(handler=run_export)
 
     verify = sub.add_parser(
-        "verify", help="run an exported module in the C runtime and in Python, compare; exit 0 passed, 1 differences"
+        "verify",
+        help="run an exported module in the C runtime and in Python, compare; exit 0 identical or within "
+        "run-to-run noise, 1 differs",
     )
     verify.add_argument("folder")
     verify.add_argument("--frames", type=int, default=1)
     verify.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    verify.add_argument("--rtol", type=float, default=1e-5)
+    verify.add_argument("--rtol", type=float, default=1e-5, help="max rel difference also taken as noise")
     verify.add_argument("--input", action="append", default=[], metavar="ARG=FILE.npy", help="a given input")
     verify.add_argument("--kernels", help="module or .py file holding the kernels (default: the stored ones)")
     verify.set_defaults(handler=run_verify)
@@ -138,6 +145,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_render(args: argparse.Namespace) -> int:
     """Write the drawing in the format the output suffix names; an unwritable -o is exit 2, one line."""
+    if Path(args.output).suffix.lower() not in DRAWING_SUFFIXES:
+        raise GraphlabError(f"-o {args.output}: use a .svg, .png, .pdf or .dot file name (the suffix picks the format)")
     _check_output_folder(args.output)  # before loading and drawing, which can take a while
     graph = _load(args)
     try:
@@ -210,6 +219,8 @@ def _dims(items: list[str]) -> dict[str, int]:
 def run_export(args: argparse.Namespace) -> int:
     """Export the graph files as one module folder; print what was written."""
     dims = _dims(args.dim)
+    if args.cpu_threads is not None and args.cpu_threads < 1:
+        raise GraphlabError(f"--cpu-threads {args.cpu_threads}: give a positive int, or leave it out for every core")
     graphs = _load_files(args.files, args.kernels)
     with _stdout_to_stderr():
         result = export(
@@ -225,20 +236,34 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_verify(args: argparse.Namespace) -> int:
-    """Print the verification table; 1 when an output differs beyond --rtol."""
-    from graphlab.export.verify import verify  # import cost: Taichi
+def _check_verify_options(args: argparse.Namespace) -> None:
+    """``--frames``, ``--seed`` and ``--rtol`` in range, before anything is built or run (exit 2 when not)."""
+    if args.frames < 1:
+        raise GraphlabError(f"--frames {args.frames}: give a positive int (how many times each graph runs)")
+    if args.seed < 0:
+        raise GraphlabError(f"--seed {args.seed}: give an int >= 0")
+    if not args.rtol >= 0:  # argparse's float() takes nan and -1 as well
+        raise GraphlabError(f"--rtol {args.rtol}: give a tolerance >= 0 (a max rel difference, such as 1e-5)")
 
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Print the verification table; 0 identical or within run-to-run noise, 1 when an output differs."""
+    from graphlab.export.verify import make_inputs, verify  # import cost: Taichi
+
+    _check_verify_options(args)
     inputs = {}
     for name, path in _pairs(args.input, "--input").items():
         try:
             inputs[name] = np.load(path)
         except (OSError, ValueError) as exc:
             raise GraphlabError(f"--input {name}={path}: cannot read it as a .npy file ({exc})") from exc
+    given_as = {name: f"--input {name}={path}" for name, path in _pairs(args.input, "--input").items()}
+    make_inputs(read_manifest(Path(args.folder)), inputs, seed=args.seed, given_as=given_as)  # errors name options
     kernels = None
     if args.kernels:
         with _stdout_to_stderr():
             kernels = load_kernel_module(args.kernels)
-    report = verify(args.folder, inputs, frames=args.frames, seed=args.seed, rtol=args.rtol, kernels=kernels)
+    with _stdout_to_stderr():  # Taichi's banner, when the given kernels start a runtime
+        report = verify(args.folder, inputs, frames=args.frames, seed=args.seed, rtol=args.rtol, kernels=kernels)
     print(report)
     return 0 if report.passed else 1

@@ -18,12 +18,14 @@ import taichi as ti
 from graphlab.access import AccessFlag
 from graphlab.bridge import runtime as bridge
 from graphlab.check import check
+from graphlab.check.rules_targets import check_runnable
 from graphlab.dataflow import dataflow_facts
 from graphlab.errors import GraphError, GraphRunError, StaleGraphError
 from graphlab.memory import TempAllocator
 from graphlab.nodes import Dispatch, Node, SequenceUse
 from graphlab.plan import ControlEvent, Plan, Segment, build_plan, run_plan
 from graphlab.runvalues import ValueChecker
+from graphlab.shape_facts import graph_shape_relations
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -47,7 +49,7 @@ class CompiledGraph:
         self._last_events: list[ControlEvent] = []
         self._last_segments: list[int] = []
         self._token = token
-        self._checker = ValueChecker(graph.name, self.args.values(), written)
+        self._checker = ValueChecker(graph.name, self.args.values(), written, graph_shape_relations(graph))
         self.step_count = None if graph.has_control_flow else graph.step_count()
         frozen = type(graph)(graph.name)
         frozen.restore(graph.snapshot())  # later edits of the graph do not change this compiled one
@@ -72,6 +74,9 @@ class CompiledGraph:
         merged.update(kwargs)
         prepared = self._checker.prepare(merged, optional=self._temps.temps)
         self._temps.fill(prepared.values, prepared.dims)
+        allocated = {name: prepared.values[name] for name in self._temps.temps if name not in merged}
+        if allocated:  # temps sized from their declared shapes must fit the kernels' loops too
+            self._checker.check_relations(prepared, allocated)
         return prepared
 
     @property
@@ -128,6 +133,7 @@ class CompiledGraph:
 def compile_graph(graph: Graph) -> CompiledGraph:
     """Check the graph, then build and compile the ``ti.graph`` (several segments with control flow)."""
     check(graph)
+    check_runnable(graph, bridge.current_arch())
     token = bridge.RuntimeToken()
     symbols = {name: bridge.to_graph_arg(arg) for name, arg in graph.args.items()}
 

@@ -148,7 +148,7 @@ class GraphConveniences(GraphData):
         >>> dot = g.render(view="unrolled")
         >>> print(dot.source)  # doctest: +NORMALIZE_WHITESPACE
         digraph demo {
-            graph [fontname=Helvetica label=demo labelloc=t rankdir=TB tooltip=demo]
+            graph [fontname=Helvetica label=demo labelloc=t newrank=true rankdir=TB tooltip=demo]
             node [fontname=Helvetica fontsize=11]
             edge [fontname=Helvetica fontsize=9]
             fill [label="0: fill" id=fill shape=box style=rounded tooltip="0: fill"]

@@ -7,22 +7,28 @@ Two views:
 
 - :func:`dataflow_graph`: a ``networkx.DiGraph`` with one node per dispatch (its definition-level
   id) and one per buffer (``arg:x``); an edge ``arg:x -> p2g`` is a read, ``p2g -> arg:x`` a write,
-  each with its program ``order``. Sequences are sub-graphs recorded on the nodes (``sequence``)
-  and in ``G.graph["sequences"]`` with their repeat count; the dependency of repetition k+1 on
-  repetition k shows as ``dep`` edges with ``carried=True``.
+  each with its program ``order``. Dependency edges (``kind="dep"``) carry ``hazards``: per buffer,
+  ``"raw"``, ``"war"`` or ``"waw"`` (a frozenset where several hold). Sequences are sub-graphs
+  recorded on the nodes (``sequence``) and in ``G.graph["sequences"]`` with their repeat count; the
+  dependency of repetition k+1 on repetition k shows as ``dep`` edges with ``carried=True``.
 - :attr:`DataflowFacts.trace`: the program with each sequence use expanded at most twice (enough to
   see every dependency carried from one repetition to the next), which the role and memory rules walk.
+
+A dispatch whose kernel writes a buffer before reading it (:class:`graphlab.access.FirstAccess`)
+does not depend on the buffer's previous writer through a read: it is ordered after it only as
+write-after-write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from graphlab.access import AccessFlag, kernels_access
+from graphlab.access import AccessFlag, AccessReport, FirstAccess, kernels_access
+from graphlab.access_order import first_from_flags
 from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
 
 if TYPE_CHECKING:
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
 
 #: Short names for the flags of :class:`graphlab.access.AccessFlag` (its values are Taichi's).
 READ, WRITE = AccessFlag.READ, AccessFlag.WRITE
+#: Dependency kinds, strongest first: read-after-write, write-after-read, write-after-write.
+HAZARDS = ("raw", "war", "waw")
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,11 @@ class TraceEntry:
     node_id: str
     args: dict[str, AccessFlag]  # arg name -> READ | WRITE flags, merged over parameters
     uses: tuple[str, ...]  # enclosing sequence use ids, outermost first
+    first: Mapping[str, FirstAccess] = field(default_factory=dict)  # arg name -> order of the first access
+
+    def first_access(self, arg: str) -> FirstAccess:
+        """Whether this occurrence's first access to ``arg`` reads what earlier steps left there."""
+        return self.first.get(arg) or first_from_flags(self.args.get(arg, AccessFlag.NONE))
 
 
 @dataclass
@@ -50,6 +63,7 @@ class DataflowFacts:
     args: dict[str, dict[str, AccessFlag]] = field(default_factory=dict)  # node id -> arg -> flags
     trace: list[TraceEntry] = field(default_factory=list)
     source: dict[str, str] = field(default_factory=dict)  # kernel ref -> "vulkan" | "ast"
+    first: dict[str, dict[str, FirstAccess]] = field(default_factory=dict)  # node id -> arg -> first access
 
     def readers(self, arg: str) -> list[str]:
         """Dispatch ids that read ``arg``."""
@@ -63,14 +77,21 @@ class DataflowFacts:
 def kernel_accesses(
     graph: Graph, access: str = "auto"
 ) -> tuple[dict[str, dict[str, AccessFlag]], dict[str, str]]:
-    """Per-kernel parameter access for every kernel the graph dispatches, and which source answered.
+    """Per-kernel parameter access for every kernel the graph dispatches, and which source answered."""
+    reports = kernel_reports(graph, access)
+    flags = {ref: dict(report) for ref, report in reports.items()}
+    return flags, {ref: report.source for ref, report in reports.items()}
+
+
+def kernel_reports(graph: Graph, access: str = "auto") -> dict[str, AccessReport]:
+    """The :class:`~graphlab.access.AccessReport` of every kernel the graph dispatches, by ref.
 
     Open annotations (``ti.types.ndarray(ndim=1)``) are compiled with the spec of the first arg
     bound to them, so Taichi's compiler sees the types the graph will really pass.
     """
     kernels = graph.kernels
     if not kernels:
-        return {}, {}
+        return {}
     specs: dict[str, dict[str, object]] = {}
     for _, node in graph.nodes():
         if isinstance(node, Dispatch):
@@ -78,9 +99,7 @@ def kernel_accesses(
                 arg = graph.args.get(bound) if bound else None
                 if arg is not None and arg.kind == "ndarray":
                     specs.setdefault(node.kernel.ref, {}).setdefault(param, arg)
-    reports = kernels_access([info.fn for info in kernels], source=access, arg_specs=specs)  # type: ignore[arg-type]
-    flags = {ref: dict(report) for ref, report in reports.items()}
-    return flags, {ref: report.source for ref, report in reports.items()}
+    return kernels_access([info.fn for info in kernels], source=access, arg_specs=specs)  # type: ignore[arg-type]
 
 
 def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:
@@ -90,22 +109,53 @@ def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:
 
 
 def _compute_facts(graph: Graph, access: str) -> DataflowFacts:
-    per_kernel, sources = kernel_accesses(graph, access)
-    facts = DataflowFacts(source=sources)
+    reports = kernel_reports(graph, access)
+    facts = DataflowFacts(source={ref: report.source for ref, report in reports.items()})
     for node_id, node in graph.nodes():
         if not isinstance(node, Dispatch):
             continue
-        params = {p: per_kernel.get(node.kernel.ref, {}).get(p, AccessFlag.READ_WRITE) for p, _ in node.bindings}
+        report = reports.get(node.kernel.ref)
+        known: Mapping[str, AccessFlag] = report if report is not None else {}
+        params = {p: known.get(p, AccessFlag.READ_WRITE) for p, _ in node.bindings}
         facts.params[node_id] = params
         merged: dict[str, AccessFlag] = {}
+        orders: dict[str, set[FirstAccess]] = {}
         for param, bound in node.bindings:
             if bound is not None and bound in graph.args and graph.args[bound].is_buffer:
-                merged[bound] = merged.get(bound, AccessFlag.NONE) | params.get(param, AccessFlag.READ_WRITE)
+                flags = params.get(param, AccessFlag.READ_WRITE)
+                merged[bound] = merged.get(bound, AccessFlag.NONE) | flags
+                if flags:
+                    orders.setdefault(bound, set()).add(_first_access(graph, node, report, param, flags))
         facts.args[node_id] = merged
+        # one buffer on two parameters (GL012): their accesses interleave in an order nobody knows
+        facts.first[node_id] = {a: o.pop() if len(o) == 1 else FirstAccess.MAY_READ for a, o in orders.items()}
     facts.trace = list(_expand(graph, facts, None, "", ()))
     for position, entry in enumerate(facts.trace):
-        facts.trace[position] = TraceEntry(position, entry.node_id, entry.args, entry.uses)
+        facts.trace[position] = TraceEntry(position, entry.node_id, entry.args, entry.uses, entry.first)
     return facts
+
+
+def _first_access(
+    graph: Graph, node: Dispatch, report: AccessReport | None, param: str, flags: AccessFlag
+) -> FirstAccess:
+    """The order for one bound parameter; where write-first needs two buffers of one shape, the args say."""
+    if report is None or param not in report:
+        return first_from_flags(flags)
+    first = report.first_access(param)
+    others = report.shaped_like.get(param)
+    if first is FirstAccess.WRITE or not others:
+        return first
+    bound = dict(node.bindings)
+    shape = _declared_shape(graph, bound.get(param))
+    if shape is not None and all(_declared_shape(graph, bound.get(other)) == shape for other in others):
+        return FirstAccess.WRITE
+    return first
+
+
+def _declared_shape(graph: Graph, name: str | None) -> tuple[object, ...] | None:
+    """The arg's declared shape (fixed or symbolic dims); None where it accepts any shape."""
+    arg = graph.args.get(name) if name is not None else None
+    return tuple(arg.shape) if arg is not None and arg.is_buffer and arg.shape is not None else None
 
 
 def _expand(
@@ -115,7 +165,7 @@ def _expand(
     for node in body:
         node_id = f"{prefix}{node.name}"
         if isinstance(node, Dispatch):
-            yield TraceEntry(0, node_id, facts.args.get(node_id, {}), uses)
+            yield TraceEntry(0, node_id, facts.args.get(node_id, {}), uses, facts.first.get(node_id, {}))
         elif isinstance(node, SequenceUse):
             for _ in range(min(node.repeat, 2)):
                 yield from _expand(graph, facts, node.sequence, f"{node_id}/", (*uses, node_id))
@@ -189,16 +239,21 @@ def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:
 
 
 def _add_dependencies(flow: nx.DiGraph, facts: DataflowFacts) -> None:
-    """Dispatch -> dispatch edges for read-after-write, write-after-read and write-after-write."""
+    """Dispatch -> dispatch edges for read-after-write, write-after-read and write-after-write.
+
+    Each edge's ``hazards`` names the kind per buffer: one edge can be RAW on one buffer and WAR on
+    another. ``hazard`` and ``args`` are kept for older callers (``hazard``: the strongest kind).
+    """
     first: dict[str, int] = {}
     for entry in facts.trace:
         first.setdefault(entry.node_id, entry.position)
     last_write: dict[str, TraceEntry] = {}
     reads_since: dict[str, list[TraceEntry]] = {}
+    kinds: dict[tuple[str, str], dict[str, set[str]]] = {}
     for entry in facts.trace:
         for arg, flags in entry.args.items():
             sources = []
-            if flags & READ and arg in last_write:
+            if flags & READ and arg in last_write and entry.first_access(arg).may_read:
                 sources.append((last_write[arg], "raw"))
             if flags & WRITE:
                 sources.extend((r, "war") for r in reads_since.get(arg, []) if r.node_id != entry.node_id)
@@ -214,12 +269,18 @@ def _add_dependencies(flow: nx.DiGraph, facts: DataflowFacts) -> None:
                     data["args"].add(arg)
                     data["carried"] = data["carried"] and carried
                 else:
-                    flow.add_edge(source.node_id, entry.node_id, kind="dep", hazard=hazard, args={arg}, carried=carried)
+                    flow.add_edge(source.node_id, entry.node_id, kind="dep", args={arg}, carried=carried)
+                kinds.setdefault((source.node_id, entry.node_id), {}).setdefault(arg, set()).add(hazard)
             if flags & WRITE:
                 last_write[arg] = entry
                 reads_since[arg] = []
             if flags & READ:
                 reads_since.setdefault(arg, []).append(entry)
+    for (u, v), per_arg in kinds.items():
+        data = flow.edges[u, v]
+        data["hazards"] = {a: next(iter(h)) if len(h) == 1 else frozenset(h) for a, h in sorted(per_arg.items())}
+        found = set().union(*per_arg.values())
+        data["hazard"] = next(h for h in HAZARDS if h in found)
 
 
 def dependency_order(graph: Graph, *, access: str = "auto") -> list[str]:

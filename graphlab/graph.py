@@ -226,13 +226,17 @@ class Graph(GraphArgs, GraphConveniences):
         while_: Arg | str | None = None,
         count: Arg | str | None = None,
         max_iter: int | None = None,
+        check_every: int = 1,
         name: str = "loop",
         into: Into = None,
     ) -> str:
         """Repeat ``body``: ``count`` times (a scalar i32 arg), or while the flag ``while_`` is non-zero.
 
         A ``while_`` loop is bounded: ``max_iter`` is required. Iteration k of a body node is the
-        step ``<id>/iter[k]/<node>``.
+        step ``<id>/iter[k]/<node>``. ``check_every=k`` (while loops, opt-in) reads the flag only after
+        iterations k, 2k, ... and after iteration ``max_iter``: each read is a host round trip, so
+        this saves k-1 of every k, but the body may run up to k-1 iterations after the flag cleared
+        (it must be safe to repeat). The iterations reported are those that ran.
         """
         if (while_ is None) == (count is None):
             raise GraphError("loop(): give exactly one of while_=flag or count=n_arg")
@@ -240,12 +244,19 @@ class Graph(GraphArgs, GraphConveniences):
             raise GraphError("GL022: a while_ loop needs max_iter=N, so a flag that never clears cannot hang the run")
         if max_iter is not None:
             max_iter = _check_repeat(max_iter)
+        if check_every != 1:
+            if while_ is None:
+                raise GraphError("loop(): check_every applies to while_ loops only (a count loop reads no flag)")
+            problem = repeat_problem(check_every)
+            if problem is not None:
+                raise GraphError(f"loop(): check_every: {problem.replace('repeat', 'check_every', 1)}")
         node = Loop(
             "",
             self._sequence_name(body),
             None if while_ is None else self._arg_name(while_),
             None if count is None else self._arg_name(count),
             max_iter,
+            check_every,
         )
         return self._place_structure(node, name, into)
 

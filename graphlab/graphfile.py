@@ -34,7 +34,7 @@ from graphlab.limits import (
     ndim_problem,
     repeat_problem,
 )
-from graphlab.names import check_dim_size, name_problem
+from graphlab.names import check_dim_size, name_problem, shown
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
 from graphlab.nodes import Cond, Dispatch, Loop
 from graphlab.spec import Arg
@@ -97,7 +97,7 @@ def _node_dict(node: Any) -> dict[str, Any]:
     if isinstance(node, Cond):
         return {"type": "cond", "name": node.name, "flag": node.flag, "then": node.then, "else": node.else_}
     if isinstance(node, Loop):
-        return {
+        saved = {
             "type": "loop",
             "name": node.name,
             "body": node.body,
@@ -105,6 +105,7 @@ def _node_dict(node: Any) -> dict[str, Any]:
             "count": node.count,
             "max_iter": node.max_iter,
         }
+        return saved if node.check_every == 1 else {**saved, "check_every": node.check_every}
     return {"type": "sequence", "name": node.name, "sequence": node.sequence, "repeat": node.repeat}
 
 
@@ -113,7 +114,14 @@ def _node_dict(node: Any) -> dict[str, Any]:
 
 def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
     """Load a graph file; kernels resolve only from ``kernels`` (a module, dict, list or registry)."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise GraphFileError(f"path={shown(path)}: give the graph file's path as a str or pathlib.Path")
     file = str(path)
+    if "\0" in file:  # os.stat would raise ValueError
+        raise GraphFileError(
+            f"the path holds a NUL character at index {file.index(chr(0))}; no file name can",
+            file=file.replace("\0", "\\0"),
+        )
     try:
         size = Path(path).stat().st_size
         if size > MAX_FILE_BYTES:
@@ -126,6 +134,8 @@ def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
 
 def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) -> Graph:
     """Load a graph from JSON text."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise GraphFileError(f"expected the file's text as str or bytes, got {type(text).__name__}", file=file)
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:  # Python's parser gives up near 1000 levels; say where the file is too deep
@@ -282,10 +292,17 @@ class _Reader:
         while_ = self.field(item, "while", path, str, optional=True)
         count = self.field(item, "count", path, str, optional=True)
         max_iter = self.repeat(item, "max_iter", path, optional=True)
+        check_every = self.repeat(item, "check_every", path, optional=True) or 1
         self.guard(
             path,
             lambda: graph.loop(
-                sequences["body"] or "", while_=while_, count=count, max_iter=max_iter, name=name, into=into
+                sequences["body"] or "",
+                while_=while_,
+                count=count,
+                max_iter=max_iter,
+                check_every=check_every,
+                name=name,
+                into=into,
             ),
         )
 

@@ -106,6 +106,8 @@ def concrete_shape(arg: Arg, shapes: Mapping[str, Any]) -> tuple[int, ...] | Non
         if len(shape) != arg.ndim:
             raise GraphError(f"memory_plan: {arg.name}={value!r} has {len(shape)} dims, the arg has {arg.ndim}")
         return shape
+    if arg.ndim == 0:  # a 0-d ndarray holds one element: its shape is always ()
+        return ()
     if arg.shape is None:
         return None
     resolved = [d if isinstance(d, int) else shapes.get(d) for d in arg.shape]

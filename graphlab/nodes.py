@@ -60,7 +60,9 @@ class Loop:
     """Run ``body`` repeatedly: ``count`` times (a scalar i32 arg), or while ``while_`` stays non-zero.
 
     A ``while_`` loop runs the body, then reads the flag; it stops when the flag is 0 or after
-    ``max_iter`` iterations.
+    ``max_iter`` iterations. With ``check_every=k`` the flag is read only after every k-th iteration
+    (and after the last one ``max_iter`` allows), so the body may run up to k-1 times past the point
+    where the flag cleared.
     """
 
     name: str
@@ -68,6 +70,7 @@ class Loop:
     while_: str | None = None
     count: str | None = None
     max_iter: int | None = None
+    check_every: int = 1
 
 
 Node = Dispatch | SequenceUse | Cond | Loop

@@ -16,7 +16,9 @@ segment visits in order, so ``run()``, the debugger and ``gl.load_module`` share
 Semantics: a sequence use repeats its body ``times`` times; a conditional runs ``then`` when its flag
 reads non-zero, else ``else_`` (or nothing); a ``count`` loop runs its body as many times as the
 count arg holds (none when it is 0 or less); a ``while_`` loop is a do-while: run the body, read the
-flag, stop at 0 or after ``max_iter`` iterations.
+flag, stop at 0 or after ``max_iter`` iterations. With ``check_every=k`` the flag is read only after
+iterations k, 2k, ... and after iteration ``max_iter``; between reads the body runs unguarded, so it
+may run up to k-1 iterations after the flag cleared.
 """
 
 from __future__ import annotations
@@ -90,13 +92,17 @@ class Branch:
 
 @dataclass(frozen=True)
 class Iterate:
-    """A loop: ``count`` times (an i32 scalar arg), or do-while ``while_`` is non-zero, at most ``max_iter``."""
+    """A loop: ``count`` times (an i32 scalar arg), or do-while ``while_`` is non-zero, at most ``max_iter``.
+
+    ``check_every``: a ``while_`` loop reads its flag after every ``check_every``-th iteration only.
+    """
 
     node_id: str
     body: tuple[Op, ...]
     while_: str | None
     count: str | None
     max_iter: int | None
+    check_every: int = 1
 
     @property
     def limit(self) -> int:
@@ -188,7 +194,7 @@ def build_plan(graph: Graph) -> Plan:
                 ops.append(Branch(node_id, node.flag, then, other))
             elif isinstance(node, Loop):
                 body = block(sequences[node.body], f"{node_id}/")
-                ops.append(Iterate(node_id, body, node.while_, node.count, node.max_iter))
+                ops.append(Iterate(node_id, body, node.while_, node.count, node.max_iter, node.check_every))
         flush()
         return tuple(ops)
 
@@ -408,6 +414,9 @@ class Cursor:
                 self._replace_top(parent.moved())
                 return
             assert owner.while_ is not None
+            if done % owner.check_every and done < owner.limit:  # unguarded until the next check
+                self._enter(parent, owner, done, 0)
+                return
             value = int(read_flag(owner.while_))
             scope = parent.prefix + ids.last(owner.node_id)
             if value and done < owner.limit:
@@ -422,12 +431,49 @@ class Cursor:
 def run_plan(
     plan: Plan, launch: Callable[[Segment], None], read_flag: ReadFlag, read_count: ReadFlag
 ) -> list[ControlEvent]:
-    """Run a plan to its end: ``launch`` each segment visit in order; returns the control events."""
-    if not plan.control:  # one segment, nothing to decide
-        for segment in plan.segments:
-            launch(segment)
-        return []
-    cursor = Cursor(plan)
-    while (visit := cursor.advance(read_flag, read_count)) is not None:
-        launch(visit.segment)
-    return cursor.events
+    """Run a plan to its end: ``launch`` each segment visit in order; returns the control events.
+
+    The cursor's semantics without its step bookkeeping (frames, step ids, the flag-read log), which
+    only the debugger needs: a tight loop's iteration then costs a launch, not a cursor step
+    (``tests/test_check_every.py`` and ``tests/test_plan.py`` hold the two to the same events)."""
+    events: list[ControlEvent] = []
+    _run_ops(plan.body, launch, read_flag, read_count, events)
+    return events
+
+
+def _run_ops(
+    ops: tuple[Op, ...],
+    launch: Callable[[Segment], None],
+    read_flag: ReadFlag,
+    read_count: ReadFlag,
+    events: list[ControlEvent],
+) -> None:
+    for op in ops:
+        if isinstance(op, Segment):
+            launch(op)
+        elif isinstance(op, Repeat):
+            for _ in range(op.times):
+                _run_ops(op.body, launch, read_flag, read_count, events)
+        elif isinstance(op, Branch):
+            taken = "then" if int(read_flag(op.flag)) else ("else" if op.else_ is not None else "skip")
+            events.append(ControlEvent(op.node_id, "cond", taken))
+            body = op.then if taken == "then" else op.else_
+            if body is not None:
+                _run_ops(body, launch, read_flag, read_count, events)
+        elif op.count is not None:
+            total = max(int(read_count(op.count)), 0)
+            for _ in range(total):
+                _run_ops(op.body, launch, read_flag, read_count, events)
+            events.append(ControlEvent(op.node_id, "loop", total))
+        else:
+            assert op.while_ is not None
+            done, limit, every = 0, op.limit, op.check_every
+            while True:
+                _run_ops(op.body, launch, read_flag, read_count, events)
+                done += 1
+                if done % every and done < limit:  # unguarded until the next check
+                    continue
+                value = int(read_flag(op.while_))
+                if not value or done >= limit:
+                    events.append(ControlEvent(op.node_id, "loop", done, limit_reached=bool(value)))
+                    break

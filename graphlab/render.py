@@ -3,10 +3,13 @@
 Three views:
 
 - ``program`` (default): dispatches in sequences drawn as clusters labelled with their repeat count
-  (a sequence repeated 2,500 times is drawn once), args as their own shape with dtype and shape,
-  edges for reads (arg -> dispatch) and writes (dispatch -> arg).
-- ``dataflow``: dispatch -> dispatch dependencies (read-after-write and friends), dashed where the
-  dependency is carried from one repetition to the next.
+  (a sequence repeated 2,500 times is drawn once), args as their own shape with dtype and shape
+  (or, undeclared, the bounds read from the kernels' loops: ``[≥n]``; see :mod:`graphlab.shape_facts`),
+  edges for reads (arg -> dispatch) and writes (dispatch -> arg), told apart by colour and arrow
+  (``R x`` / ``W x`` / ``RW x`` in the edge's tooltip: text on every edge cluttered the drawing and
+  made dot slow). Dispatches are numbered and drawn top to bottom in program order.
+- ``dataflow``: dispatch -> dispatch dependencies, labelled per buffer (``a: RAW``, ``b: WAR``; the
+  tooltip spells them out), dashed where the dependency is carried from one repetition to the next.
 - ``unrolled``: every step of the unrolled program in order (refused past ``max_steps``).
 
 Nodes with diagnostics are coloured, with the messages as tooltips. SVG node ids are the graphlab node
@@ -19,6 +22,7 @@ DOT node names must be made of checked names, so no name or message can break ou
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
 import re
@@ -32,6 +36,7 @@ from graphlab.check import validate
 from graphlab.dataflow import dataflow_facts, dataflow_graph
 from graphlab.errors import GraphError, ToolMissingError
 from graphlab.nodes import Cond, Dispatch, Loop, children
+from graphlab.shape_facts import graph_shape_relations, inferred_shapes
 
 if TYPE_CHECKING:
     import graphviz
@@ -40,9 +45,13 @@ if TYPE_CHECKING:
     from graphlab.graph import Graph
 
 SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
-#: Past this many nodes the rest of a body is folded into one node (dot needs minutes for 10,000).
-MAX_DRAWN_NODES = 200
+#: Past this many nodes the rest of a body is folded into one node: program order ranks dispatches one
+#: below the other, and buffers shared by all of them make dot's time grow steeply with the count
+#: (a flat 10,000-dispatch graph: 0.5 s with 40 drawn, 8 s with 60; bench/check_scale.py).
+MAX_DRAWN_NODES = 40
 READ_COLOUR, WRITE_COLOUR, RW_COLOUR = "#1f77b4", "#d62728", "#9467bd"
+#: Edges of a drawing made without read/write facts (the analysis failed, or a file drawn without kernels).
+UNKNOWN_COLOUR = "#7f7f7f"
 
 
 def render(
@@ -66,6 +75,7 @@ def render(
         name=_dot_name(graph.name),
         graph_attr={
             "rankdir": "TB",
+            "newrank": "true",  # rank clusters with the rest: program order holds across their borders
             "fontname": "Helvetica",
             "label": graphviz.escape(graph.name),
             "labelloc": "t",
@@ -158,19 +168,22 @@ def _arg_node(name: str) -> str:
     return f"arg.{name}"
 
 
-def _dispatch_label(node_id: str, node: Dispatch) -> str:
+def _dispatch_label(node_id: str, node: Dispatch, number: int) -> str:
+    """``3. p2g``: the number is the dispatch's place in program order (depth first, as it runs)."""
     name = node_id.rsplit("/", 1)[-1]
-    return name if name == node.kernel.name else f"{name}\n({node.kernel.name})"
+    return f"{number}. {name}" if name == node.kernel.name else f"{number}. {name}\n({node.kernel.name})"
 
 
 def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access: str) -> None:
     _add_body(graph, dot, None, "", marks, highlight)
     used = {b for _, n in graph.nodes() if isinstance(n, Dispatch) for _, b in n.bindings if b}
+    inferred, relations = _shape_facts(graph)
     for name, arg in graph.args.items():
-        shape = "" if arg.shape is None else f" [{', '.join(map(str, arg.shape))}]"
+        declared = None if arg.shape is None else f"[{', '.join(map(str, arg.shape))}]"
+        shape = f" {declared or inferred.get(name, '')}".rstrip()
         label = f"{name}\n{arg.describe()}{shape}" + ("" if arg.role == "state" else f"\n{arg.role}")
         shape_kind = "cylinder" if arg.is_buffer else "note"
-        style = _node_style(f"arg:{name}", marks, highlight, label)
+        style = _node_style(f"arg:{name}", marks, highlight, "\n".join([label, *relations.get(name, [])]))
         if name not in used:
             style.setdefault("style", "dashed")
         dot.node(_arg_node(name), label, shape=shape_kind, **style)
@@ -179,7 +192,7 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
     for node_id, node in graph.nodes():
         decided_by = node.flag if isinstance(node, Cond) else node.while_ if isinstance(node, Loop) else None
         if decided_by and node_id in drawn and decided_by in graph.args:
-            dot.edge(_arg_node(decided_by), node_id, label="R decide", color=READ_COLOUR, fontcolor=READ_COLOUR,
+            dot.edge(_arg_node(decided_by), node_id, tooltip="R decide", color=READ_COLOUR,
                      style="dashed")  # fmt: skip
         if not isinstance(node, Dispatch) or node_id not in drawn:
             continue
@@ -187,15 +200,31 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
         for param, bound in node.bindings:
             if bound is None or bound not in graph.args:
                 continue
+            if facts is None and graph.args[bound].is_buffer:  # no read/write facts (no kernels): no direction
+                unknown = f"{param}: whether the kernel reads or writes it is unknown"
+                dot.edge(_arg_node(bound), node_id, dir="none", color=UNKNOWN_COLOUR, tooltip=unknown)  # fmt: skip
+                continue
             flags = flags_by_arg.get(bound, AccessFlag.READ) if graph.args[bound].is_buffer else AccessFlag.READ
             if flags == AccessFlag.READ_WRITE:
-                dot.edge(
-                    node_id, _arg_node(bound), label=f"RW {param}", dir="both", color=RW_COLOUR, fontcolor=RW_COLOUR
-                )
+                dot.edge(node_id, _arg_node(bound), tooltip=f"RW {param}", dir="both", color=RW_COLOUR)
             elif flags & AccessFlag.WRITE:
-                dot.edge(node_id, _arg_node(bound), label=f"W {param}", color=WRITE_COLOUR, fontcolor=WRITE_COLOUR)
+                dot.edge(node_id, _arg_node(bound), tooltip=f"W {param}", color=WRITE_COLOUR)
             else:
-                dot.edge(_arg_node(bound), node_id, label=f"R {param}", color=READ_COLOUR, fontcolor=READ_COLOUR)
+                dot.edge(_arg_node(bound), node_id, tooltip=f"R {param}", color=READ_COLOUR)
+
+
+_INVISIBLE = {"style": "invis"}
+
+
+@dataclasses.dataclass
+class _Pen:
+    """What drawing a body carries along: nodes left to draw, the last dispatch number given, and
+    the program-order edges (drawn at the top level once the body is: a node named inside a cluster
+    would be pulled into it)."""
+
+    budget: int = MAX_DRAWN_NODES
+    number: int = 0
+    order: list[tuple[str, str, dict[str, str]]] = dataclasses.field(default_factory=list)
 
 
 def _add_body(
@@ -205,39 +234,60 @@ def _add_body(
     prefix: str,
     marks: dict,
     highlight: str | None,
-    budget: list[int] | None = None,
-) -> None:
+    pen: _Pen | None = None,
+    after: Sequence[str] = (),
+) -> list[str]:
+    """Draw a body in program order; return the ids of the nodes that run last in it.
+
+    Program order is drawn as rank constraints: an invisible edge from each node that runs just
+    before (``after``) to the node that runs next, so dot ranks the body top to bottom in the order it
+    runs (one light edge per step; no weights, so big graphs lay out as fast as before). Decision
+    nodes come before their bodies, where the host decides.
+    """
+    if pen is None:
+        pen = _Pen()
+        last = _add_body(graph, dot, container, prefix, marks, highlight, pen, after)
+        for previous, node_id, attrs in pen.order:
+            dot.edge(previous, node_id, **attrs)
+        return last
     body = graph.body if container is None else graph.sequences[container]
-    budget = budget if budget is not None else [MAX_DRAWN_NODES]
-    previous = None
+    last = list(after)
     for index, node in enumerate(body):
         node_id = f"{prefix}{node.name}"
-        if budget[0] <= 0:
-            _fold_rest(dot, body[index:], prefix, previous)
-            return
-        budget[0] -= 1
+        if pen.budget <= 0:
+            fold_id = _fold_rest(dot, body[index:], prefix)
+            pen.order += [(previous, fold_id, {"style": "dashed", "arrowhead": "none"}) for previous in last]
+            return [fold_id]
+        pen.budget -= 1
         if isinstance(node, Dispatch):
-            label = _dispatch_label(node_id, node)
+            pen.number += 1
+            label = _dispatch_label(node_id, node, pen.number)
             dot.node(
                 node_id, label, **{"shape": "box", "style": "rounded", **_node_style(node_id, marks, highlight, label)}
             )
-        else:
-            with dot.subgraph(name=f"cluster_{node_id}") as sub:
-                title = _structure_title(node)
-                style = _node_style(node_id, marks, highlight, title)
-                sub.attr(label=title, style="rounded,dashed", color=style.get("color", "#888888"),
-                         tooltip=style["tooltip"], id=node_id)  # fmt: skip
-                if isinstance(node, (Cond, Loop)):
-                    _decision_node(sub, node_id, node, style)
-                for segment, sequence in children(node):
-                    if isinstance(node, Cond):
-                        branch = segment.rstrip("/")
-                        with sub.subgraph(name=f"cluster_{node_id}/{branch}") as arm:
-                            arm.attr(label=branch, style="dotted", id=f"{node_id}/{branch}")
-                            _add_body(graph, arm, sequence, f"{node_id}/{segment}", marks, highlight, budget)
-                    else:
-                        _add_body(graph, sub, sequence, f"{node_id}/", marks, highlight, budget)
-        previous = _last_dispatch(graph, node, node_id) or previous
+            pen.order += [(previous, node_id, _INVISIBLE) for previous in last]
+            last = [node_id]
+            continue
+        with dot.subgraph(name=f"cluster_{node_id}") as sub:
+            title = _structure_title(node)
+            style = _node_style(node_id, marks, highlight, title)
+            sub.attr(label=title, style="rounded,dashed", color=style.get("color", "#888888"),
+                     tooltip=style["tooltip"], id=node_id)  # fmt: skip
+            if isinstance(node, (Cond, Loop)):
+                _decision_node(sub, node_id, node, style)
+                pen.order += [(previous, node_id, _INVISIBLE) for previous in last]
+                last = [node_id]
+            ends: list[str] = []
+            for segment, sequence in children(node):
+                if isinstance(node, Cond):
+                    branch = segment.rstrip("/")
+                    with sub.subgraph(name=f"cluster_{node_id}/{branch}") as arm:
+                        arm.attr(label=branch, style="dotted", id=f"{node_id}/{branch}")
+                        ends += _add_body(graph, arm, sequence, f"{node_id}/{segment}", marks, highlight, pen, last)
+                else:
+                    ends += _add_body(graph, sub, sequence, f"{node_id}/", marks, highlight, pen, last)
+            last = list(dict.fromkeys(ends)) or last
+    return last
 
 
 def _structure_title(node: Any) -> str:
@@ -260,7 +310,7 @@ def _decision_node(dot: Any, node_id: str, node: Cond | Loop, style: dict[str, s
     dot.node(node_id, label, shape=shape, **attrs)
 
 
-def _fold_rest(dot: Any, rest: Sequence[Any], prefix: str, previous: str | None) -> None:
+def _fold_rest(dot: Any, rest: Sequence[Any], prefix: str) -> str:
     """One node standing for what is past the drawing budget (Graphviz cannot lay out 10,000 nodes)."""
     fold_id = f"{prefix}..."
     names = ", ".join(n.name for n in rest[:5]) + (", ..." if len(rest) > 5 else "")
@@ -272,18 +322,18 @@ def _fold_rest(dot: Any, rest: Sequence[Any], prefix: str, previous: str | None)
         id=fold_id,
         tooltip=f"not drawn: {names}; group repeated dispatches into sequences to see them",
     )
-    if previous is not None:
-        dot.edge(previous, fold_id, style="dashed", arrowhead="none")
+    return fold_id
 
 
-def _last_dispatch(graph: Graph, node: Any, node_id: str) -> str | None:
-    if isinstance(node, (Dispatch, Cond, Loop)):
-        return node_id  # a dispatch, or a decision node drawn with that id
-    for child in reversed(graph.sequences[node.sequence]):
-        found = _last_dispatch(graph, child, f"{node_id}/{child.name}")
-        if found:
-            return found
-    return None
+def _shape_facts(graph: Graph) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Inferred lower bounds per undeclared arg (``[≥n]``) and every relation on an arg, for tooltips."""
+    try:
+        relations: dict[str, list[str]] = {}
+        for rel in graph_shape_relations(graph):
+            relations.setdefault(rel.arg, []).append(f"inferred: {rel.describe()}")
+        return inferred_shapes(graph), relations
+    except Exception:  # a drawing must not fail because reading the kernels' source did
+        return {}, {}
 
 
 def _facts(graph: Graph, access: str) -> Any:
@@ -299,14 +349,28 @@ def _dataflow(graph: Graph, dot: Any, marks: dict, highlight: str | None, access
     for u, v, data in flow.edges(data=True):
         if data["kind"] != "dep":
             continue
-        label = f"{data['hazard'].upper()} {', '.join(sorted(data['args']))}"
+        label, tooltip = _hazard_label(data["hazards"])
         dot.edge(
             u,
             v,
             label=label,
+            tooltip=tooltip,
             style="dashed" if data["carried"] else "solid",
             constraint=str(not data["carried"]).lower(),
         )
+
+
+_HAZARD_WORDS = {"raw": "read after write", "war": "write after read", "waw": "write after write"}
+
+
+def _hazard_label(hazards: dict[str, str | frozenset[str]]) -> tuple[str, str]:
+    """One line per buffer (``a: RAW``, ``b: WAR+WAW``): one edge can be a different hazard per buffer."""
+    lines, words = [], []
+    for buffer, found in sorted(hazards.items()):
+        kinds = [k for k in _HAZARD_WORDS if k in ({found} if isinstance(found, str) else found)]
+        lines.append(f"{buffer}: {'+'.join(k.upper() for k in kinds)}")
+        words.append(f"{buffer}: {', '.join(_HAZARD_WORDS[k] for k in kinds)}")
+    return "\n".join(lines), "; ".join(words)
 
 
 def _unrolled(graph: Graph, dot: Any, marks: dict, highlight: str | None, max_steps: int) -> None:

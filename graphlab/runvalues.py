@@ -2,7 +2,9 @@
 
 Taichi 1.7.4 checks dtypes per dispatch (so a bad value for dispatch 2 fails after dispatch 1 has
 written) and concrete shapes never. Here every value is checked up front: missing and unknown
-names, kind, dtype, ndim, element shape, declared shapes and symbolic dims that must agree.
+names, kind, dtype, ndim, element shape, declared shapes and symbolic dims that must agree, and
+the shape relations read from the kernels' source (:mod:`graphlab.shape_facts`: ``J[p]`` in a loop
+over ``x`` needs ``J`` at least as long as ``x``), declared or not.
 
 How other values are taken (Taichi's own ``run`` refuses them):
 
@@ -15,7 +17,10 @@ How other values are taken (Taichi's own ``run`` refuses them):
   refused up front; the copy back is all or nothing (:meth:`PreparedRun.finish`).
 - a ``ti.ndarray`` or ``ti.Texture`` made before ``ti.reset()``/``ti.init()`` raises
   :class:`StaleGraphError` (its memory is gone; Taichi would segfault).
-- numpy arrays or nested lists for matrix args become a ``ti.Matrix`` of the arg's shape.
+- numpy arrays or nested lists for matrix args become a ``ti.Matrix`` of the arg's shape; complex or
+  non-numeric entries are refused (numpy would drop imaginary parts, parse strings).
+- refused too, as Taichi fails on them mid-run: a numpy array with a 0-length axis (Taichi cannot
+  allocate it) and, for a float arg, an int too large for a float64.
 
 The checks shared with the exported module's runner (:mod:`graphlab.export.cruntime`): a numpy
 array's dtype and shape (:func:`array_problem`), symbolic dims agreeing across args
@@ -34,9 +39,12 @@ import numpy as np
 from graphlab.bridge import runtime as bridge
 from graphlab.bridge import types as bridge_types
 from graphlab.errors import GraphRunError, StaleGraphError
+from graphlab.names import shown
+from graphlab.shape_facts import ShapeRelation, first_violation
 from graphlab.spec import NUMPY_DTYPES, Arg, is_float
 
 _INT_RANGES = {name: np.iinfo(np.dtype(np_name)) for name, np_name in NUMPY_DTYPES.items() if name[0] in "iu"}
+_FLOAT_INT_LIMIT = int(np.finfo(np.float64).max)  # a larger int cannot become a float
 
 
 __all__ = [
@@ -48,6 +56,7 @@ __all__ = [
     "dims_problem",
     "number_problem",
     "numpy_dtype",
+    "shape_pattern",
 ]
 
 
@@ -87,9 +96,18 @@ def array_problem(arg: ValueSpec, value: np.ndarray) -> Problem | None:
         return Problem(f"dtype {want} ({arg.dtype})", f"{value.dtype} numpy array", fix)
     esh = arg.element_shape
     if value.ndim != arg.ndim + len(esh) or value.shape[arg.ndim :] != esh:
-        want_shape = f"{arg.ndim} dims" + (f" then the element shape {esh}" if esh else "")
-        return Problem(want_shape, f"numpy array of shape {value.shape}", f"give {want_shape}")
+        pattern = shape_pattern(arg)
+        return Problem(f"shape {pattern}", f"numpy array of shape {value.shape}", f"give an array of shape {pattern}")
     return None
+
+
+def shape_pattern(arg: ValueSpec) -> str:
+    """The shape an arg's numpy value takes, for a person: ``(n, 2)`` is n (any size if undeclared)
+    vec2 elements; axes nobody named show as ``_`` (any size), ``()`` is a 0-d ndarray's one element.
+    """
+    axes = [str(d) for d in arg.shape] if arg.shape is not None else ["_"] * arg.ndim
+    parts = [*axes, *map(str, arg.element_shape)]
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
 def dims_problem(arg: ValueSpec, shape: tuple[int, ...], dims: dict[str, int], owners: dict[str, str]) -> str | None:
@@ -105,6 +123,12 @@ def dims_problem(arg: ValueSpec, shape: tuple[int, ...], dims: dict[str, int], o
             continue
         bound = dims.setdefault(want, have)
         owner = owners.setdefault(want, arg.name)
+        if bound != have and owner == arg.name:  # two axes of this one array share the dim
+            first = (arg.shape or ()).index(want)
+            return (
+                f"has shape {shape}, but its axes {first} and {axis} share dim {want!r}, so they must be "
+                f"equal (they are {bound} and {have})"
+            )
         if bound != have:
             return (
                 f"has shape {shape}, so dim {want!r} = {have}, but arg {owner!r} set {want!r} = {bound}; "
@@ -128,7 +152,7 @@ def number_problem(arg: ValueSpec, low: float, high: float, *, floating: bool) -
     if not limits.min <= low <= high <= limits.max:
         bad = low if low < limits.min else high
         fix = f"it must lie in {limits.min}..{limits.max}"
-        return Problem(f"an {arg.dtype}", f"{bad}, which does not fit {arg.dtype}", fix)
+        return Problem(f"an {arg.dtype}", f"{shown(bad)}, which does not fit {arg.dtype}", fix)
     return None
 
 
@@ -140,6 +164,7 @@ class PreparedRun:
     write_back: list[tuple[str, np.ndarray, Any]] = field(default_factory=list)
     dims: dict[str, int] = field(default_factory=dict)
     dim_owner: dict[str, str] = field(default_factory=dict)
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # ndarray arg -> field dims, for relations
 
     def finish(self, retry: str = "run again") -> None:
         """Copy device results back into the caller's numpy arrays, all or none.
@@ -164,10 +189,13 @@ class PreparedRun:
 class ValueChecker:
     """Checks a dict of run values against the graph's args (built once per compiled graph)."""
 
-    def __init__(self, graph_name: str, args: Iterable[Arg], written: Iterable[str] = ()) -> None:
+    def __init__(
+        self, graph_name: str, args: Iterable[Arg], written: Iterable[str] = (), relations: Iterable[ShapeRelation] = ()
+    ) -> None:
         self.graph_name = graph_name
         self.args = {arg.name: arg for arg in args}
         self.written = set(written)
+        self.relations = list(relations)
         self._checks: dict[str, Callable[[Any, PreparedRun], Any]] = {
             name: _CHECKERS[arg.kind](arg, name in self.written) for name, arg in self.args.items()
         }
@@ -192,6 +220,7 @@ class ValueChecker:
             )
         prepared = PreparedRun({})
         converted = {name: self._checks[name](value, prepared) for name, value in values.items()}
+        self.check_relations(prepared)
         for name, (array, shape) in [(n, v) for n, v in converted.items() if isinstance(v, _PendingNumpy)]:
             ndarray = bridge.new_ndarray(self.args[name].dtype or "f32", shape, self.args[name].element_shape)
             ndarray.from_numpy(array)
@@ -200,6 +229,20 @@ class ValueChecker:
                 prepared.write_back.append((name, array, ndarray))
         prepared.values = converted
         return prepared
+
+    def check_relations(self, prepared: PreparedRun, more: Mapping[str, Any] | None = None) -> None:
+        """Raise :class:`GraphRunError` when the shapes break a relation the kernels' source makes certain.
+
+        ``more`` adds ndarrays not checked by :meth:`prepare` (temps allocated afterwards).
+        """
+        if not self.relations:
+            return
+        shapes = prepared.shapes
+        if more:
+            shapes = {**shapes, **{k: tuple(bridge_types.describe_value(v).shape) for k, v in more.items()}}
+        broken = first_violation(self.relations, shapes)
+        if broken is not None:
+            raise GraphRunError(f"run() of graph {self.graph_name!r}: {broken[1]}", arg=broken[0].arg)
 
 
 class _PendingNumpy(tuple):
@@ -211,6 +254,7 @@ def _fail(arg: Arg, got: str, fix: str) -> GraphRunError:
 
 
 def _check_dims(arg: Arg, shape: tuple[int, ...], prepared: PreparedRun) -> None:
+    prepared.shapes[arg.name] = tuple(shape)
     problem = dims_problem(arg, shape, prepared.dims, prepared.dim_owner)
     if problem is not None:
         raise GraphRunError(f"run(): arg {arg.name!r} {problem}", arg=arg.name)
@@ -252,6 +296,8 @@ def _numpy_ndarray(arg: Arg, value: np.ndarray, prepared: PreparedRun) -> Any:
     if problem is not None:
         raise _fail(arg, problem.got, problem.fix)
     shape = value.shape[: arg.ndim]
+    if 0 in shape:  # Taichi cannot allocate it ("(0,) is not a valid shape for ndarray")
+        raise _fail(arg, f"a numpy array of shape {value.shape}", "Taichi ndarrays hold at least one element per axis")
     _check_dims(arg, shape, prepared)
     return _PendingNumpy((value, tuple(shape)))
 
@@ -265,6 +311,8 @@ def _scalar_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _fail(arg, type(value).__name__, "pass a Python or numpy number")
         if floating:
+            if isinstance(value, int) and abs(value) > _FLOAT_INT_LIMIT:  # pybind11 fails on it (RuntimeError)
+                raise _fail(arg, f"an int of {value.bit_length():,} bits", "pass a number a float64 can hold")
             return float(value) if isinstance(value, float) else value
         problem = number_problem(arg, value, value, floating=isinstance(value, float))
         if problem is not None:
@@ -280,15 +328,17 @@ def _matrix_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], Any
         if spec.kind == "matrix":
             shape = spec.element_shape
         else:
-            try:
-                array = np.asarray(value, dtype=np.float64)
-            except (TypeError, ValueError):
+            try:  # real numbers only: complex would lose its imaginary part, strings parse as numbers
+                raw = np.asarray(value)
+                if raw.dtype.kind not in "biufO":
+                    raise TypeError(raw.dtype)
+                array = raw.astype(np.float64)
+            except (TypeError, ValueError, OverflowError):
                 raise _fail(arg, type(value).__name__, "pass a ti.Matrix, a numpy array or nested lists") from None
             shape = array.shape
-            value = bridge.make_matrix(array)
         if tuple(shape) != arg.element_shape:
             raise _fail(arg, f"a matrix of shape {tuple(shape)}", f"give shape {arg.element_shape}")
-        return value
+        return value if spec.kind == "matrix" else bridge.make_matrix(array)
 
     return check
 
@@ -302,6 +352,10 @@ def _texture_checker(arg: Arg, written: bool) -> Callable[[Any, PreparedRun], An
         ndim = bridge_types.texture_ndim(value)
         if ndim is not None and ndim != arg.ndim:
             raise _fail(arg, f"a {ndim}-D texture", f"pass a {arg.ndim}-D texture")
+        fmt = bridge_types.texture_format(value)
+        if arg.kind == "rw_texture" and fmt is not None and fmt != arg.fmt:
+            # A ti.graph run stores through the wrong format silently (values quantised); a kernel call refuses.
+            raise _fail(arg, f"a {fmt} texture", f"allocate it as ti.Texture(ti.Format.{arg.fmt}, shape)")
         return value
 
     return check

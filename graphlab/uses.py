@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from graphlab.compiled import CompiledGraph
     from graphlab.debug.session import DebugSession
     from graphlab.diagnostics import Diagnostic
+    from graphlab.export.module_runner import ModuleRunner
     from graphlab.graph import Graph
     from graphlab.memory import MemoryPlan
 
@@ -57,6 +58,12 @@ class Uses:
         from graphlab.debug.session import DebugSession  # import cost: Taichi
 
         return DebugSession(graph, values, **kwargs)
+
+    def module_runner(self, folder: Any, graph: Graph, start: Mapping[str, Any]) -> ModuleRunner:
+        """An exported module as the other side of ``dbg.compare(folder)`` (debug and export are siblings)."""
+        from graphlab.export.module_runner import ModuleRunner  # import cost: Taichi's C runtime
+
+        return ModuleRunner(folder, graph, start)
 
     def save(self, graph: Graph, path: Any) -> None:
         graphfile.save(graph, path)

@@ -17,12 +17,16 @@ VULKAN = pytest.mark.vulkan
 
 
 def pytest_generate_tests(metafunc):
-    """Every test runs on x64 and Vulkan; those taking ``layout`` also run x64 with the GPU layout."""
+    """Every test runs on x64 and Vulkan; those taking ``layout`` also run x64 with the GPU layout, and
+    x64 and Vulkan with the one-pass kernel CUDA uses."""
     if "layout" in metafunc.fixturenames:
         combos = [
             pytest.param("cpu", "device", id="x64"),
+            pytest.param("cpu", "blockwise", id="x64-blockwise"),
             pytest.param("cpu", "gpu-layout", id="x64-gpu-layout"),
+            pytest.param("cpu", "onepass", id="x64-onepass"),
             pytest.param("vulkan", "device", id="vulkan", marks=VULKAN),
+            pytest.param("vulkan", "onepass", id="vulkan-onepass", marks=VULKAN),
         ]
         metafunc.parametrize(("arch", "layout"), combos, indirect=True, scope="module")
     elif "arch" in metafunc.fixturenames:
@@ -41,10 +45,17 @@ def arch(request):
 
 @pytest.fixture(scope="module")
 def layout(request, arch):
-    """``gpu-layout`` runs the GPU code path (interleaved blocks, several combine levels) on the CPU."""
+    """``gpu-layout`` runs the blockwise GPU code path (interleaved blocks, several combine levels) on the
+    CPU, ``blockwise`` the blockwise CPU path, ``onepass`` the one-pass kernel as CUDA runs it."""
     with pytest.MonkeyPatch.context() as mp:
-        if request.param == "gpu-layout":
+        if request.param in ("gpu-layout", "blockwise"):  # the blockwise kernels (Vulkan, f32-only devices)
+            mp.setattr(stats_kernels, "_ONEPASS_ARCHS", ())
+        if request.param in ("gpu-layout", "onepass"):
             mp.setattr(stats_kernels, "_CPU_ARCHS", ())
+        if request.param == "onepass":
+            mp.setattr(stats_kernels, "_ONEPASS_ARCHS", (stats_kernels.current_arch(),))
+            mp.setattr(stats_kernels, "_ONEPASS_THREADS", 64)  # several elements per thread, a tail too
+            mp.setattr(stats_kernels, "_ONEPASS_ROWS", 8)
         yield request.param
 
 
@@ -111,6 +122,42 @@ def planted(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.
 def test_scalar_buffer_stats_match_numpy(layout, dtype, shape):
     x = planted(shape, dtype, np.random.default_rng(zlib.crc32(repr((dtype, shape)).encode()))).astype(NP[dtype])
     assert_matches(buffer_stats(make(x, dtype)), x, rel=1e-6 if dtype == "f32" else 1e-9)
+
+
+def filled(kind: str, dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Test data: ``random``, ``nonfinite`` (NaN and both Infs sprinkled, ints at their extremes),
+    ``only-nonfinite`` (no finite value at all; ints: one value repeated)."""
+    np_dtype = np.dtype(NP[dtype])
+    if np_dtype.kind != "f":
+        info = np.iinfo(np_dtype)
+        lo, hi = max(int(info.min), -(10**6)), min(int(info.max), 10**6)
+        x = rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dtype)
+        if kind == "nonfinite":
+            x.reshape(-1)[:: max(1, x.size // 3)] = info.max
+            x.reshape(-1)[1::5] = info.min
+        elif kind == "only-nonfinite":
+            x[...] = info.max
+        return x
+    x = (rng.standard_normal(shape) * 100).astype(np_dtype)
+    flat = x.reshape(-1)
+    if kind == "nonfinite":
+        picks = rng.choice(flat.size, size=min(flat.size, 1 + flat.size // 7), replace=False)
+        flat[picks] = rng.choice(np.array([np.nan, np.inf, -np.inf, 0.0], np_dtype), size=picks.size)
+    elif kind == "only-nonfinite":
+        flat[:] = rng.choice(np.array([np.nan, np.inf, -np.inf], np_dtype), size=flat.size)
+    return x
+
+
+@pytest.mark.parametrize("dtype", list(NP))
+@pytest.mark.parametrize("kind", ["random", "nonfinite", "only-nonfinite"])
+@pytest.mark.parametrize("shape", [(1,), (2,), (517,), (7, 9, 3)])
+def test_statistics_equal_numpys_for_every_dtype(layout, dtype, kind, shape):
+    """One pass (or the blockwise path) gives numpy's answer on random, NaN/Inf-laden and 1-element buffers.
+
+    Taichi 1.7.4 refuses 0-element ndarrays, so an empty buffer cannot reach the debugger; a buffer
+    without a finite value (``only-nonfinite``) is the empty case of the finite statistics."""
+    x = filled(kind, dtype, shape, np.random.default_rng(zlib.crc32(repr((dtype, kind, shape)).encode())))
+    assert_matches(buffer_stats(make(x, dtype)), x, rel=1e-6 if dtype in ("f16", "f32") else 1e-9)
 
 
 @pytest.mark.parametrize("element_shape", [(3,), (2, 2)])

@@ -324,11 +324,12 @@ def test_textures_are_refused_for_x64_by_the_target_rules(ti_cpu, tmp_path):
 
 
 @pytest.mark.vulkan
-def test_textures_are_refused_for_the_c_runtime_on_vulkan(ti_cpu, tmp_path):
+def test_a_texture_of_another_format_than_its_arg_is_refused_before_exporting(ti_vulkan, tmp_path):
     g = gl.Graph("tex")
     g.dispatch(blit, g.rw_texture("tex", 2, ti.Format.r32f), g.ndarray("y", ti.f32, ndim=2))
-    with pytest.raises(ExportError, match="'tex' is a rw_texture: the C host and gl.load_module do not pass"):
-        gl.export(g, tmp_path / "tex", "vulkan", progress=False)
+    with pytest.raises(ExportError, match=r"values\['tex'\] is a rgba8 texture, but arg 'tex' is rw_texture"):
+        gl.export(g, tmp_path / "tex", "vulkan", values={"tex": ti.Texture(ti.Format.rgba8, (4, 4))}, progress=False)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_f64_scalar_is_refused_before_exporting(ti_cpu, tmp_path):

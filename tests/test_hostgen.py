@@ -138,12 +138,13 @@ def test_generated_files_are_complete(built):
     assert "## Run" in (host / "README.md").read_text()
 
 
-def test_texture_args_are_refused_with_a_reason(built, tmp_path):
+def test_integer_format_texture_args_are_refused_with_a_reason(built, tmp_path):
     folder, _ = built
     manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["graphs"][0]["args"].append({"name": "img", "kind": "rw_texture", "ndim": 2, "role": "state"})
+    img = {"name": "img", "kind": "rw_texture", "ndim": 2, "role": "state", "fmt": "r32i"}
+    manifest["graphs"][0]["args"].append(img)
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(HostGenError, match="'img'.*does not pass textures"):
+    with pytest.raises(HostGenError, match="'img'.*format r32i is not one the exported module can fill"):
         hostgen.generate_host(tmp_path)
 
 

@@ -72,3 +72,32 @@ def test_temp_without_a_shape_is_a_clear_error():
         g.memory_plan(n=4)
     with pytest.raises(gl.GraphRunError, match="cannot allocate temps"):
         g.run(src=np.zeros(4, np.float32), out=np.zeros(4, np.float32))
+
+
+@ti.kernel
+def total_of(src: ti.types.ndarray(dtype=ti.f32, ndim=1), acc: ti.types.ndarray(dtype=ti.f32, ndim=0)):
+    acc[None] = 0.0
+    for i in src:
+        acc[None] += src[i]
+
+
+@ti.kernel
+def scale_by(src: ti.types.ndarray(dtype=ti.f32, ndim=1), acc: ti.types.ndarray(dtype=ti.f32, ndim=0),
+             out: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in src:
+        out[i] = src[i] * acc[None]
+
+
+def test_a_0d_temp_needs_no_declared_shape_to_be_planned_and_run():
+    """A 0-d ndarray always has shape (): a scalar accumulator temp is sized without any dims."""
+    g = gl.Graph("sum_scale")
+    src = g.ndarray("src", ti.f32, ndim=1, role="input")
+    acc = g.ndarray("acc", ti.f32, ndim=0, role="temp")
+    out = g.ndarray("out", ti.f32, ndim=1, role="output")
+    g.dispatch(total_of, src, acc)
+    g.dispatch(scale_by, src, acc, out)
+    assert g.memory_plan().buffer("acc").shape == ()
+    x = np.arange(4, dtype=np.float32)
+    result = np.zeros(4, dtype=np.float32)
+    g.run(src=x, out=result)
+    np.testing.assert_array_equal(result, x * x.sum())

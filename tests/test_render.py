@@ -1,11 +1,16 @@
 """Graphviz drawings: clusters with repeat counts, args with specs, read/write edges, diagnostics."""
 
+import itertools
+import re
+
+import graphviz
 import pytest
 import taichi as ti
+from test_control_flow import add_one, halve, threshold
 
 import graphlab as gl
 from graphlab.examples import mpm88_graph
-from graphlab.render import to_svg, write
+from graphlab.render import MAX_DRAWN_NODES, to_svg, write
 
 
 def test_program_view_draws_a_sequence_once_with_its_repeat(mpm88):
@@ -78,5 +83,72 @@ def test_long_bodies_fold_past_the_drawing_budget(ti_cpu):
     for _ in range(250):
         g.dispatch(fill, a)
     source = g.render(access="ast").source
-    assert "... 50 more nodes" in source
-    assert "fill#250" not in source.split("not drawn:")[0].split("... 50 more")[0].split("fill#200")[-1]
+    assert f"... {250 - MAX_DRAWN_NODES} more nodes" in source
+    assert f'"fill#{MAX_DRAWN_NODES}"' in source and f'"fill#{MAX_DRAWN_NODES + 1}"' not in source
+
+
+def test_dataflow_edges_are_labelled_per_buffer(ti_cpu):
+    f32_1d = ti.types.ndarray(dtype=ti.f32, ndim=1)
+
+    @ti.kernel
+    def produce(b: f32_1d, a: f32_1d):
+        for i in a:
+            a[i] = b[i] + 1.0
+
+    @ti.kernel
+    def consume(a: f32_1d, b: f32_1d):
+        for i in a:
+            b[i] = a[i] * 2.0
+
+    g = gl.Graph("g")
+    a, b = g.ndarray("a", ti.f32, ndim=1), g.ndarray("b", ti.f32, ndim=1)
+    g.dispatch(produce, b=b, a=a)
+    g.dispatch(consume, a=a, b=b)
+    source = g.render(view="dataflow", access="ast").source
+    assert 'label="a: RAW\nb: WAR"' in source
+    assert 'tooltip="a: read after write; b: write after read"' in source
+
+
+def _drawn_centres(source: str) -> dict[str, tuple[float, float]]:
+    """Node name -> centre (x, y) as dot lays it out (``plain`` output: y grows upwards)."""
+    plain = graphviz.Source(source).pipe(format="plain").decode()
+    centres = {}
+    for line in plain.splitlines():
+        match = re.match(r'node ("[^"]+"|\S+) (\S+) (\S+)', line)
+        if match:
+            centres[match.group(1).strip('"')] = (float(match.group(2)), float(match.group(3)))
+    return centres
+
+
+def test_mpm88_dispatches_are_drawn_top_to_bottom_in_program_order_and_numbered(mpm88):
+    g = mpm88_graph(mpm88, substeps=50)
+    source = g.render().source
+    names = ("substep_reset_grid", "substep_p2g", "substep_update_grid_v", "substep_g2p")
+    order = [f"substep/{name}" for name in names]
+    for number, node_id in enumerate(order, 1):
+        assert f'label="{number}. {node_id.split("/")[1]}"' in source
+    heights = [_drawn_centres(source)[node_id][1] for node_id in order]
+    assert heights == sorted(heights, reverse=True), f"not top to bottom in program order: {heights}"
+
+
+def test_control_flow_is_drawn_where_it_runs(ti_cpu):
+    g = gl.Graph("control")
+    x = g.ndarray("x", ti.f32, ndim=1)
+    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
+    limit = g.scalar("limit", ti.f32)
+    g.dispatch(add_one, x, name="first")
+    g.dispatch(threshold, x, limit, flag)
+    big, small, body = g.define("big"), g.define("small"), g.define("body")
+    big.dispatch(halve, x)
+    small.dispatch(add_one, x)
+    g.cond(flag, then=big, else_=small, name="decide")
+    body.dispatch(add_one, x, name="inc")
+    body.dispatch(threshold, x, limit, flag, name="check")
+    g.loop(body, while_=flag, max_iter=10, name="again")
+    g.dispatch(halve, x, name="last")  # writes x, which the first dispatch reads: a cycle dot must cut
+    source = g.render(access="ast").source
+    y = {name: centre[1] for name, centre in _drawn_centres(source).items()}
+    runs = ["first", "threshold", "decide", "decide/then/halve", "again", "again/inc", "again/check", "last"]
+    assert [y[a] > y[b] for a, b in itertools.pairwise(runs)] == [True] * (len(runs) - 1), y
+    assert y["decide/else/add_one"] < y["decide"] and y["decide/else/add_one"] > y["again"]
+    assert 'label="4. add_one"' in source and 'label="7. last' in source

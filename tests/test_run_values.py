@@ -109,3 +109,22 @@ def test_shared_checks_name_the_declared_size_and_the_dim_owner():
     assert number_problem(small, -3, 40000, floating=False).got == "40000, which does not fit i16"
     assert number_problem(small, 1.5, 1.5, floating=True).fix.startswith("pass an int")
     assert number_problem(Arg("f", "scalar", "f32"), 1.5, 1e40, floating=True) is None
+
+
+def test_shape_errors_read_as_a_shape_and_name_one_arg_once():
+    from graphlab.runvalues import ValueChecker, array_problem, dims_problem, shape_pattern
+    from graphlab.spec import Arg
+
+    vec = Arg("x", "ndarray", "f32", 1, element_shape=(2,), shape=("n",))
+    problem = array_problem(vec, np.zeros((5, 3), np.float32))
+    assert (problem.want, problem.got) == ("shape (n, 2)", "numpy array of shape (5, 3)")
+    assert problem.fix == "give an array of shape (n, 2)"
+    assert shape_pattern(Arg("g", "ndarray", "f32", 2)) == "(_, _)"  # undeclared axes: any size
+    assert shape_pattern(Arg("c", "ndarray", "i32", 0)) == "()"
+    assert shape_pattern(Arg("v", "ndarray", "f32", 1)) == "(_,)"
+    square = Arg("m", "ndarray", "f32", 2, shape=("n", "n"))
+    said = dims_problem(square, (3, 4), {}, {})
+    assert said == "has shape (3, 4), but its axes 0 and 1 share dim 'n', so they must be equal (they are 3 and 4)"
+    said = r"run\(\): arg 'x' expects .*; got numpy array of shape \(5, 3\)\. give an array of shape \(n, 2\)"
+    with pytest.raises(gl.GraphRunError, match=said):
+        ValueChecker("g", [vec]).prepare({"x": np.zeros((5, 3), np.float32)})

@@ -66,6 +66,8 @@ def test_export_shows_progress_then_the_files_and_a_passed_verification(ed, tmp_
     assert all((tmp_path / "module" / f).is_file() for f in view["files"])
     assert view["verify"]["passed"] is True and [o["name"] for o in view["verify"]["outputs"]] == ["x", "y"]
     assert "PASSED" in view["verify"]["text"] and view["error"] is None
+    assert view["verify"]["verdict"] == "identical"  # one thread: bit for bit, no second Python run
+    assert [(o["verdict"], o["noise"]) for o in view["verify"]["outputs"]] == [("identical", None)] * 2
     states = ed.comm.export_states()
     running = [s for s in states if s["state"] == "running"]
     assert len(running) >= 4, "the bar moves while the export runs"
@@ -104,3 +106,18 @@ def test_dims_from_the_panel_reach_the_manifest(ti_cpu, tmp_path):
     assert export(widget, tmp_path / "with_dims", verify=False, dims={"n": 16})["ok"]
     assert widget.export["state"] == "done"
     assert read_manifest(tmp_path / "with_dims").dims == {"n": 16}
+
+
+def test_export_uses_the_live_debug_sessions_values_when_the_editor_has_none(ti_cpu, tmp_path):
+    g = gl.Graph("squares")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n", role="state")
+    g.dispatch(ramp, x, g.scalar("scale", ti.f32, role="input"))
+    g.dispatch(square, x, g.ndarray("y", ti.f32, ndim=1, shape="n", role="output"))
+    widget = gl.editor(g, kernels=[], access="ast")  # no values=
+    widget.debug(x=np.zeros(24, np.float32), y=np.zeros(24, np.float32), scale=0.5)  # started from a cell
+    reply = export(widget, tmp_path / "module", cpu_threads=1)
+    assert reply["ok"], reply
+    view = widget.export
+    assert view["state"] == "done" and view["verify"]["passed"] is True, view
+    assert view["verify"]["verdict"] == "identical"
+    widget.close()

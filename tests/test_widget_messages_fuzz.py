@@ -141,6 +141,10 @@ _GOOD = {
     "verify": st.booleans(),
     "cpu_threads": st.none() | _small,
     "dims": st.dictionaries(st.sampled_from(["n", "G", "bad dim"]), _small, max_size=2),
+    # never a valid arch or module folder: a comparison that ran would take seconds per example
+    "against": st.sampled_from(["vulkan2", "X64", "no/such/folder", "", " "]),
+    "rtol": st.floats(allow_nan=True, allow_infinity=True) | _small,
+    "atol": st.floats(-1.0, 2e6) | _small,
 }
 # Anything: real names of other fields, JSON of random shape, and bigger-than-allowed strings and lists.
 _plausible = st.sampled_from(["init", "step/axpy", "gone", "x", "value", "repetition", "add", "toggle", "", " ", 0, 1, -1])

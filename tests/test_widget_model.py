@@ -95,7 +95,7 @@ def test_graph_trait_is_a_json_view_of_the_model(ed):
     assert [a["name"] for a in view["args"]] == ["x", "y", "a"]
     assert view["args"][0] == {
         "name": "x", "kind": "ndarray", "dtype": "f32", "ndim": 1, "element_shape": [], "fmt": None,
-        "role": "state", "shape": None, "label": "ndarray f32, ndim=1",
+        "role": "state", "shape": None, "inferred_shape": None, "label": "ndarray f32, ndim=1",
     }  # fmt: skip
     assert view["body"] == ["init", "step"]
     assert [n["id"] for n in view["nodes"]] == ["init", "step", "step/axpy"]

@@ -187,10 +187,12 @@ def test_every_declared_message_is_accepted_with_its_defaults():
         assert (parsed.kind, parsed.op) == (message["kind"], op)
         seen.add((parsed.kind, op))
     assert ("debug", "goto") in seen and ("edit", "new_arg") in seen and ("export", None) in seen
-    assert len(seen) == 8 + 2 + 1 + 9 + 3 + 2 + 1 + 1  # edits, undo/redo, select, debug, breakpoint, watch, ...
+    assert len(seen) == 8 + 2 + 1 + 10 + 3 + 2 + 1 + 1  # edits, undo/redo, select, debug, breakpoint, watch, ...
     export = parse_message({"kind": "export", "request": 1, "arch": "x64", "path": "out"})
     assert dict(export.fields) == {"arch": "x64", "path": "out", "overwrite": False, "verify": True,
                                    "cpu_threads": None, "dims": {}}  # fmt: skip
+    compare = parse_message({"kind": "debug", "action": "compare", "request": 1, "session": 1, "against": "vulkan"})
+    assert dict(compare.fields) == {"session": 1, "against": "vulkan", "rtol": 0.0, "atol": 0.0}
 
 
 def test_a_default_list_or_object_is_not_shared_between_messages():
@@ -277,7 +279,11 @@ class _RequiredDefault(TypedDict):
 
 
 class _Unsupported(TypedDict):
-    path: float
+    path: bytes
+
+
+class _FloatNoRule(TypedDict):
+    mystery_scale: float  # NaN and infinities pass a type check: every float needs its bounds
 
 
 @pytest.mark.parametrize(
@@ -286,7 +292,8 @@ class _Unsupported(TypedDict):
         (_NoRule, r"_NoRule.mystery_text needs a rule in graphlab.widget.messages._RULES"),
         (_NoDefault, r"_NoDefault.count is NotRequired but has no Default\(...\)"),
         (_RequiredDefault, r"_RequiredDefault.count has a Default\(...\) but is required"),
-        (_Unsupported, r"_Unsupported.path has a type messages cannot check: <class 'float'>"),
+        (_Unsupported, r"_Unsupported.path has a type messages cannot check: <class 'bytes'>"),
+        (_FloatNoRule, r"_FloatNoRule.mystery_scale needs a rule in graphlab.widget.messages._RULES"),
     ],
 )
 def test_a_declaration_the_checks_cannot_follow_is_refused_at_import(record, problem):

@@ -17,6 +17,7 @@ import { argNodeId, badgesByNode } from "./diagnostics";
 import { Listeners, h, isTextTarget } from "./dom";
 import { GraphCanvas, errorText } from "./graphView";
 import { type Action, actionFor, keysFor } from "./keymap";
+import { LayoutToggles } from "./layoutToggles";
 import { Palette } from "./palette";
 import {
   type ClientMessage,
@@ -74,6 +75,7 @@ export class EditorApp implements Actions {
   private readonly timelineBar: TimelineBar;
   private readonly banner: Banner;
   private readonly palette: Palette;
+  private readonly layoutToggles: LayoutToggles;
   private readonly canvas: GraphCanvas;
   private readonly side: SidePanel;
   private readonly listeners = new Listeners();
@@ -115,7 +117,14 @@ export class EditorApp implements Actions {
       this.showTab("export");
       this.side.focusExport();
     });
-    this.toolbar.slot.append(this.debugBar.el, h("span", { class: "gl-sep" }), exportButton);
+    this.layoutToggles = new LayoutToggles(() => this.root);
+    this.toolbar.slot.append(
+      this.debugBar.el,
+      h("span", { class: "gl-sep" }),
+      exportButton,
+      h("span", { class: "gl-sep" }),
+      this.layoutToggles.el,
+    );
     this.banner = new Banner(() => this.dismissError());
     this.palette = new Palette(this);
     this.side = new SidePanel(this);
@@ -140,6 +149,7 @@ export class EditorApp implements Actions {
       h("div", { class: "gl-main" }, this.palette.el, this.canvas.el, this.side.el),
     );
     el.append(this.root);
+    this.layoutToggles.watch(this.root);
     this.undoStack.sync(this.read("history"));
     this.state = this.buildState();
 
@@ -257,7 +267,10 @@ export class EditorApp implements Actions {
       this.lastDot = dot;
       this.canvas
         .setDot(dot, state.isDrawn, state.traits.graph.nodes.length === 0)
-        .then(() => this.decorate(this.state, true))
+        .then(() => {
+          this.layoutToggles.followContent(this.root, this.canvas.el, this.canvas.drawingSize.height);
+          this.decorate(this.state, true);
+        })
         .catch((err: unknown) => {
           this.localError = `could not draw the graph: ${errorText(err)}`;
           this.showError();
@@ -312,6 +325,7 @@ export class EditorApp implements Actions {
     const sent = this.pending.get(reply.request);
     this.pending.delete(reply.request);
     this.busy.delete(reply.request);
+    if (![...this.busy.values()].includes("edit")) this.canvas.setPending(null);
     this.undoStack.settle(reply.request);
     if (sent?.kind === "select") this.pendingSelect = undefined;
     if (!reply.ok && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
@@ -319,12 +333,24 @@ export class EditorApp implements Actions {
     this.refresh();
   }
 
+  /**
+   * Send an edit. Until its reply comes the node editor is inert and the canvas says what is
+   * pending, so nothing chosen meanwhile lands on the node that was selected before it.
+   */
   edit(op: EditOp): void {
-    this.send({ kind: "edit", request: this.nextRequest++, ...op } as ClientMessage);
+    const request = this.nextRequest++;
+    this.busy.set(request, "edit");
+    this.canvas.setPending(pendingText(op));
+    this.send({ kind: "edit", request, ...op } as ClientMessage);
+    this.refresh();
   }
 
   select(id: string | null, extend = false): void {
-    // An arg's node (`arg:x`) is not a graph node; the inspect panel of a later round will use it.
+    // An arg's node (`arg:x`) is not a graph node: while debugging, a click on a buffer inspects it.
+    if (id !== null && id.startsWith("arg:") && !this.state.index.has(id)) {
+      this.inspectArg(id.slice("arg:".length));
+      return;
+    }
     if (id !== null && !this.state.index.has(id)) return;
     const anchor = this.state.anchor;
     if (extend && anchor !== null && id !== null) {
@@ -452,9 +478,28 @@ export class EditorApp implements Actions {
     this.sendPanel({ kind: "watch", request: this.nextRequest++, op: "remove", session, expression });
   }
 
+  /** A click on an arg's node: inspect it when a session runs and it is a buffer; else show the args (Node tab). */
+  private inspectArg(name: string): void {
+    const arg = this.state.traits.graph.args.find((a) => a.name === name);
+    if (!arg) return;
+    if (this.read("debugger").active && arg.kind === "ndarray") {
+      this.showTab("inspect");
+      this.inspect(name, null, 0);
+      return;
+    }
+    this.showTab("node");
+  }
+
   inspect(buffer: string, component: number | null, page: number): void {
     const { session } = this.read("debugger");
     this.sendPanel({ kind: "inspect", request: this.nextRequest++, session, buffer, component, page });
+  }
+
+  compare(against: string, rtol: number, atol: number): void {
+    const session = this.read("debugger");
+    if (!session.active) return;
+    const request = this.nextRequest++;
+    this.sendPanel({ kind: "debug", request, action: "compare", session: session.session, against, rtol, atol });
   }
 
   exportGraph(options: ExportOptions): void {
@@ -584,6 +629,7 @@ export class EditorApp implements Actions {
     this.timelineBar.dispose();
     this.banner.dispose();
     this.palette.dispose();
+    this.layoutToggles.dispose();
     this.side.dispose();
     this.canvas.dispose();
     this.root.remove();
@@ -594,4 +640,10 @@ export class EditorApp implements Actions {
 export function mount(model: WidgetModel<Traits>, el: HTMLElement): Cleanup {
   const app = new EditorApp(model, el);
   return () => app.dispose();
+}
+
+/** What the canvas shows while an edit is in flight (a new dispatch can take a second: its kernel is analysed). */
+function pendingText(op: EditOp): string {
+  if (op.op === "dispatch") return `Adding ${op.kernel.split(":").pop() ?? op.kernel}\u2026`;
+  return "Applying the edit\u2026";
 }

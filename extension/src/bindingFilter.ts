@@ -167,6 +167,25 @@ export function parseElementShape(text: string): number[] | null {
   return dims;
 }
 
+/**
+ * An arg's shape as typed in the new-arg form: `n`, `64, 64`, `G, G` (sizes and symbolic dim
+ * names, one per dimension); blank accepts any shape (null). Undefined when it does not parse or
+ * does not have `ndim` entries.
+ */
+export function parseArgShape(text: string, ndim: number): (number | string)[] | null | undefined {
+  const inner = text
+    .trim()
+    .replace(/^[([]|[)\]]$/g, "")
+    .trim();
+  if (inner === "") return null;
+  const parts = inner.split(/[\s,]+/).filter((p) => p !== "");
+  const dims = parts.map((p) =>
+    /^[1-9][0-9]*$/.test(p) ? Number(p) : /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) ? p : undefined,
+  );
+  if (dims.length !== ndim || dims.some((d) => d === undefined)) return undefined;
+  return dims as (number | string)[];
+}
+
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }

@@ -33,6 +33,7 @@ export function debugMarks(view: DebugView, isDrawn: (id: string) => boolean): D
       faults: new Map(),
       times: new Map(),
       nonfinite: null,
+      diverged: null,
     };
   }
   const breakpoints = new Set<string>();
@@ -54,5 +55,8 @@ export function debugMarks(view: DebugView, isDrawn: (id: string) => boolean): D
   }
   const current = view.position?.node_id ? drawnIdOf(view.position.node_id, isDrawn) : null;
   const nonfinite = view.nonfinite?.node_id ? drawnIdOf(view.nonfinite.node_id, isDrawn) : null;
-  return { active: true, current, breakpoints, faults, times, nonfinite };
+  const found = view.compare.divergence;
+  const divergedId = found?.node_id ? drawnIdOf(found.node_id, isDrawn) : null;
+  const diverged = divergedId !== null && found ? ([divergedId, found.text] as const) : null;
+  return { active: true, current, breakpoints, faults, times, nonfinite, diverged };
 }

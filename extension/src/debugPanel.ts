@@ -217,6 +217,10 @@ export class DebugSection implements Section {
   readonly el = h("section", { class: "gl-section gl-debug", "data-panel": "debug" });
   private listeners = new Listeners();
   private key = "";
+  /** What the compare form holds, kept across redraws. */
+  private against = "vulkan";
+  private rtol = "0";
+  private atol = "0";
 
   constructor(private readonly actions: Actions) {}
 
@@ -234,6 +238,7 @@ export class DebugSection implements Section {
     replaceChildren(
       this.el,
       this.renderStop(debug),
+      this.renderCompare(debug),
       this.renderDecisions(debug),
       this.renderBreakpoints(state, debug),
       this.renderWatches(debug),
@@ -305,6 +310,86 @@ export class DebugSection implements Section {
     }
     if (debug.note) parts.push(h("div", { class: "gl-hint" }, debug.note));
     return h("div", {}, h("h3", {}, `Session ${debug.session}`), parts);
+  }
+
+  /** "Compare with...": the other arch or an exported module's folder, tolerances, progress, the divergence. */
+  private renderCompare(debug: DebugView): HTMLElement {
+    const run = debug.compare;
+    const running = run.state === "running";
+    const listId = `gl-compare-archs-${debug.session}`;
+    const against = h("input", {
+      type: "text",
+      class: "gl-input gl-compare-against",
+      value: this.against,
+      list: listId,
+      placeholder: "vulkan, or an exported module's folder",
+      "aria-label": "compare against",
+    });
+    const archs = h(
+      "datalist",
+      { id: listId },
+      run.archs.map((a) => h("option", { value: a })),
+    );
+    const tolerance = (label: string, value: string): HTMLInputElement =>
+      h("input", {
+        type: "text",
+        inputmode: "decimal",
+        class: "gl-input gl-compare-tol",
+        value,
+        "aria-label": label,
+        title: `${label} as in numpy.isclose (0 and 0: bit for bit)`,
+      });
+    const rtol = tolerance("rtol", this.rtol);
+    const atol = tolerance("atol", this.atol);
+    this.listeners.on(against, "input", () => (this.against = against.value));
+    this.listeners.on(rtol, "input", () => (this.rtol = rtol.value));
+    this.listeners.on(atol, "input", () => (this.atol = atol.value));
+    const go = this.listeners.button(
+      "Compare with\u2026",
+      "Run the graph from the start values here and on the other arch (or exported module); stop before the first dispatch where they disagree",
+      () => {
+        const target = against.value.trim();
+        if (target) this.actions.compare(target, Number(rtol.value) || 0, Number(atol.value) || 0);
+      },
+    );
+    go.classList.add("gl-compare-go");
+    for (const el of [against, rtol, atol, go]) el.disabled = running;
+    const parts: (HTMLElement | null)[] = [
+      h("h4", {}, "Compare"),
+      h("div", { class: "gl-field gl-compare-form" }, against, archs),
+      h("div", { class: "gl-field" }, h("span", {}, "rtol"), rtol, h("span", {}, "atol"), atol),
+      h("div", { class: "gl-actions" }, go),
+    ];
+    if (running) {
+      parts.push(
+        h(
+          "div",
+          { class: "gl-compare-progress", role: "status" },
+          h("progress", { max: 1, value: run.fraction }),
+          ` ${run.stage}`,
+        ),
+      );
+    } else if (run.state === "failed") {
+      parts.push(h("div", { class: "gl-fault-box gl-compare-error", role: "alert" }, run.error ?? "failed"));
+    } else if (run.state === "done") {
+      const found = run.divergence;
+      const seconds = ` (${formatSeconds(run.seconds)})`;
+      parts.push(
+        found === null
+          ? h("div", { class: "gl-compare-result", "data-agree": "1" }, `${run.against} agrees to the end${seconds}.`)
+          : h(
+              "div",
+              { class: "gl-compare-result gl-diverged-box", "data-node": found.node_id ?? "" },
+              found.text,
+              h(
+                "div",
+                { class: "gl-hint" },
+                `The session stands before the diverging step${seconds}; the Inspect tab shows both sides.`,
+              ),
+            ),
+      );
+    }
+    return h("div", { class: "gl-compare", "data-state": run.state }, parts);
   }
 
   private renderDecisions(debug: DebugView): HTMLElement | null {

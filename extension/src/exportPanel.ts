@@ -6,7 +6,7 @@
 
 import { formatNum } from "./colorScale";
 import { Listeners, h, replaceChildren } from "./dom";
-import type { ExportArch, ExportView } from "./protocol";
+import type { ExportArch, ExportView, Verdict, VerifyView } from "./protocol";
 import type { Section } from "./sidePanel";
 import type { Actions, ViewState } from "./state";
 
@@ -21,6 +21,22 @@ export function parseDims(text: string): { ok: true; dims: Record<string, number
     dims[m[1]!] = Number(m[2]);
   }
   return { ok: true, dims };
+}
+
+/** The banner over the verification table: what a person needs to know, in a line. */
+export function verdictBanner(verify: VerifyView): { text: string; pass: boolean } {
+  const text: Record<Verdict, string> = {
+    identical: "Verified: bit-identical",
+    "within run-to-run noise":
+      "Verified: within run-to-run noise (no larger than Python's own difference between two runs)",
+    differs: "Verification FAILED: the module differs from Python beyond run-to-run noise",
+  };
+  return { text: text[verify.verdict], pass: verify.verdict !== "differs" };
+}
+
+/** A table cell's text: a number, or a dash where nothing was measured. */
+export function noiseCell(noise: number | null): string {
+  return noise === null ? "\u2013" : formatNum(noise, 3);
 }
 
 export class ExportSection implements Section {
@@ -168,14 +184,16 @@ function renderStatus(view: ExportView): (HTMLElement | null)[] {
   }
   const verify = view.verify;
   if (verify) {
+    const banner = verdictBanner(verify);
     out.push(
       h(
         "div",
         {
-          class: verify.passed ? "gl-verdict gl-pass" : "gl-verdict gl-fail",
-          "data-verdict": verify.passed ? "passed" : "failed",
+          class: banner.pass ? "gl-verdict gl-pass" : "gl-verdict gl-fail",
+          "data-verdict": banner.pass ? "passed" : "failed",
+          "data-result": verify.verdict,
         },
-        verify.passed ? `Verified: ${verify.identical ? "bit-identical" : "within tolerance"}` : "Verification FAILED",
+        banner.text,
       ),
       h(
         "table",
@@ -186,7 +204,7 @@ function renderStatus(view: ExportView): (HTMLElement | null)[] {
           h(
             "tr",
             {},
-            ["output", "max abs", "max rel", "differ", ""].map((c) => h("th", {}, c)),
+            ["output", "max abs", "max rel", "py vs py", "differ", "verdict"].map((c) => h("th", {}, c)),
           ),
         ),
         h(
@@ -199,8 +217,13 @@ function renderStatus(view: ExportView): (HTMLElement | null)[] {
               h("td", {}, h("code", {}, o.name)),
               h("td", { class: "gl-num" }, formatNum(o.max_abs, 3)),
               h("td", { class: "gl-num" }, formatNum(o.max_rel, 3)),
+              h(
+                "td",
+                { class: "gl-num", title: "Python against a second run of itself (max abs)" },
+                noiseCell(o.noise),
+              ),
               h("td", { class: "gl-num" }, String(o.mismatched)),
-              h("td", { class: o.passed ? "gl-ok" : "gl-bad" }, o.passed ? "pass" : "FAIL"),
+              h("td", { class: o.passed ? "gl-ok" : "gl-bad" }, o.verdict),
             ),
           ),
         ),

@@ -9,20 +9,23 @@ import { Graphviz } from "@hpcc-js/wasm-graphviz";
 
 import type { Badge } from "./diagnostics";
 import { Listeners } from "./dom";
+import { legend } from "./legend";
 import { hitTest, indexGroups, type ElementLike } from "./hitTest";
 import {
   IDENTITY,
   type Viewport,
   cssTransform,
-  fitView,
   isClick,
   panBy,
+  readableFit,
   reveal,
   wheelFactor,
   zoomAt,
 } from "./viewport";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+/** Room kept between a node's text and its outline, in drawing units (Graphviz's margin is 8). */
+const LABEL_PADDING = 5;
 
 let graphviz: Promise<Graphviz> | null = null;
 
@@ -61,6 +64,8 @@ export interface DebugMarks {
   times: ReadonlyMap<string, readonly [string, string]>;
   /** The node that first wrote NaN/Inf. */
   nonfinite: string | null;
+  /** The node where a "Compare with..." found the two runs first disagree, and the sentence saying so. */
+  diverged: readonly [string, string] | null;
 }
 
 export const NO_MARKS: DebugMarks = {
@@ -70,12 +75,14 @@ export const NO_MARKS: DebugMarks = {
   faults: new Map(),
   times: new Map(),
   nonfinite: null,
+  diverged: null,
 };
 
 export class GraphCanvas {
   readonly el: HTMLDivElement;
   private readonly stage: HTMLDivElement;
   private readonly empty: HTMLDivElement;
+  private readonly pending: HTMLDivElement;
   private readonly listeners = new Listeners();
   private svg: SVGSVGElement | null = null;
   private groups = new Map<string, SVGGElement>();
@@ -87,6 +94,12 @@ export class GraphCanvas {
   private viewport: Viewport = IDENTITY;
   private size = { width: 0, height: 0 };
   private fitted = false;
+  private labelsFitted = false;
+  /**
+   * Whether the view follows the drawing: fitted again whenever the canvas or the drawing changes
+   * size, until the user pans or zooms (Fit turns it back on).
+   */
+  private following = true;
   private token = 0;
   private disposed = false;
   private isKnown: (id: string) => boolean = () => false;
@@ -100,10 +113,16 @@ export class GraphCanvas {
     this.empty = document.createElement("div");
     this.empty.className = "gl-canvas-empty";
     this.empty.textContent = "The graph is empty: add a kernel from the palette.";
-    this.el.append(this.stage, this.empty);
+    this.pending = document.createElement("div");
+    this.pending.className = "gl-pending";
+    this.pending.setAttribute("role", "status");
+    this.pending.hidden = true;
+    const key = legend();
+    this.el.append(this.stage, this.empty, this.pending, key);
+    this.listeners.on(key, "pointerdown", (e: Event) => e.stopPropagation()); // not a press on the drawing
     this.bindPointer();
     const resize = new ResizeObserver(() => {
-      if (!this.fitted && this.svg) this.fit();
+      if ((this.following || !this.fitted) && this.svg) this.fit();
     });
     resize.observe(this.el);
     this.listeners.add(() => resize.disconnect());
@@ -149,6 +168,7 @@ export class GraphCanvas {
     this.svg = svg;
     this.groups.clear();
     this.boxes.clear();
+    this.labelsFitted = false;
     if (!svg) return;
     const box = svg.viewBox.baseVal;
     this.size = { width: box?.width || 0, height: box?.height || 0 };
@@ -157,7 +177,31 @@ export class GraphCanvas {
     svg.classList.add("gl-svg");
     this.stage.append(svg);
     this.reindex();
-    if (!this.fitted) this.fit();
+    if (!this.fitted || this.following) this.fit();
+  }
+
+  /**
+   * Fit each node's text lines into its shape, measured in the browser: Graphviz sized the shapes
+   * with its own metrics for the font the DOT names, and the browser may draw a wider one (DejaVu
+   * for Helvetica). A line that is too wide is squeezed to the room there is (`textLength`), which
+   * keeps its height readable. Runs once per drawing, when the drawing is on screen.
+   */
+  private fitLabels(): void {
+    if (!this.svg || this.labelsFitted) return;
+    let measured = false;
+    for (const g of this.svg.querySelectorAll<SVGGElement>("g.node")) {
+      const shape = g.querySelector<SVGGraphicsElement>("polygon, path, ellipse");
+      const room = shape?.getBBox();
+      if (!room || room.width === 0) continue; // not displayed yet
+      measured = true;
+      const free = room.width - 2 * LABEL_PADDING;
+      for (const text of g.querySelectorAll<SVGTextElement>("text")) {
+        if (text.getBBox().width <= free) continue;
+        text.setAttribute("textLength", String(free));
+        text.setAttribute("lengthAdjust", "spacingAndGlyphs");
+      }
+    }
+    this.labelsFitted = measured;
   }
 
   private reindex(): void {
@@ -170,6 +214,7 @@ export class GraphCanvas {
   decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
     if (!this.svg) return;
     for (const old of this.svg.querySelectorAll(".gl-badge, .gl-dbg")) old.remove();
+    this.fitLabels();
     this.measure();
     const inRange = new Set(range);
     for (const [id, g] of this.groups) {
@@ -206,6 +251,8 @@ export class GraphCanvas {
       g.classList.toggle("gl-fault", marks.active && marks.faults.has(id));
       g.classList.toggle("gl-nonfinite", marks.active && id === marks.nonfinite);
       g.classList.toggle("gl-has-bp", marks.active && marks.breakpoints.has(id));
+      const diverged = marks.active && id === marks.diverged?.[0];
+      g.classList.toggle("gl-diverged", diverged);
       if (!marks.active || id.startsWith("arg:")) continue;
       const box = this.boxes.get(g);
       if (!box) continue;
@@ -230,6 +277,12 @@ export class GraphCanvas {
         const mark = svgEl("text", { class: "gl-dbg gl-fault-mark", x: box.x + 2, y: box.y + 11 });
         mark.textContent = "✖";
         mark.append(svgText("title", fault));
+        g.append(mark);
+      }
+      if (diverged) {
+        const mark = svgEl("text", { class: "gl-dbg gl-diverged-mark", x: box.x + box.width - 12, y: box.y + 11 });
+        mark.textContent = "\u2260";
+        mark.append(svgText("title", marks.diverged![1]));
         g.append(mark);
       }
       const time = marks.times.get(id);
@@ -269,16 +322,30 @@ export class GraphCanvas {
     g.append(badgeG);
   }
 
-  /** Show the whole drawing. */
+  /** Say that an edit is in flight (null: none is). */
+  setPending(text: string | null): void {
+    this.pending.hidden = text === null;
+    this.pending.textContent = text ?? "";
+    this.el.classList.toggle("gl-edit-pending", text !== null);
+  }
+
+  /** Show the whole drawing, or as much as fits at a readable zoom, and follow size changes again. */
   fit(): void {
     const { clientWidth, clientHeight } = this.el;
+    this.following = true;
     if (!this.svg || clientWidth === 0 || clientHeight === 0) return;
     this.fitted = true;
-    this.setViewport(fitView(this.size.width, this.size.height, clientWidth, clientHeight));
+    this.setViewport(readableFit(this.size.width, this.size.height, clientWidth, clientHeight));
+  }
+
+  /** The drawing's size in its own units (Graphviz points), for a host sizing itself to it. */
+  get drawingSize(): { width: number; height: number } {
+    return this.size;
   }
 
   /** Zoom about the centre of the view. */
   zoomBy(factor: number): void {
+    this.following = false;
     this.setViewport(zoomAt(this.viewport, factor, this.el.clientWidth / 2, this.el.clientHeight / 2));
   }
 
@@ -322,6 +389,7 @@ export class GraphCanvas {
       if (!press || e.pointerId !== press.id) return;
       if (!panning && isClick(e.clientX - press.x, e.clientY - press.y)) return;
       panning = true;
+      this.following = false;
       this.el.classList.add("gl-panning");
       this.setViewport(panBy(this.viewport, e.clientX - press.last[0], e.clientY - press.last[1]));
       press.last = [e.clientX, e.clientY];
@@ -351,6 +419,7 @@ export class GraphCanvas {
       (e: WheelEvent) => {
         if (!(e.ctrlKey || e.metaKey || this.events.wheelZooms())) return;
         e.preventDefault();
+        this.following = false;
         const rect = this.el.getBoundingClientRect();
         this.setViewport(
           zoomAt(this.viewport, wheelFactor(e.deltaY, e.deltaMode), e.clientX - rect.left, e.clientY - rect.top),

@@ -24,7 +24,15 @@ export class InspectSection implements Section {
 
   update(state: ViewState): void {
     const t = state.traits;
-    const seen = [t.inspect, t.inspect_picture, t.inspect_diff, t.inspect_page, t.debugger.active, t.debugger.buffers];
+    const seen = [
+      t.inspect,
+      t.inspect_picture,
+      t.inspect_diff,
+      t.inspect_page,
+      t.debugger.active,
+      t.debugger.buffers,
+      t.debugger.compare.divergence,
+    ];
     if (seen.length === this.seen.length && seen.every((v, i) => v === this.seen[i])) return;
     this.seen = seen;
     this.listeners.dispose();
@@ -51,6 +59,7 @@ export class InspectSection implements Section {
       h("h3", {}, "Inspect"),
       this.chooser(state, view),
       this.where(view),
+      this.compared(state, view),
       this.statsTable(view),
     ];
     parts.push(this.picture(state, view));
@@ -92,6 +101,47 @@ export class InspectSection implements Section {
     const shape = `${view.dtype}[${(view.shape ?? []).join(", ")}]${view.element_shape?.length ? ` of [${view.element_shape.join(", ")}]` : ""}`;
     const writer = view.last_writer ? `last written by ${view.last_writer}` : "not written since the start";
     return h("div", { class: "gl-hint" }, h("code", {}, shape), ` at step ${view.position} \u00b7 ${writer}`);
+  }
+
+  /** Both sides of the last "Compare with..." when it diverged in this buffer: their values where they first differ, and the difference drawn. */
+  private compared(state: ViewState, view: InspectView): HTMLElement | null {
+    const found = state.traits.debugger.compare.divergence;
+    if (found === null || found.buffer !== view.buffer || found.values === null) return null;
+    const [mine, theirs] = found.archs;
+    const at = found.first_index && found.first_index.length > 0 ? `[${found.first_index.join(", ")}]` : "";
+    const side = (arch: string | undefined, value: number | string | boolean | null | undefined): HTMLElement =>
+      h(
+        "tr",
+        { "data-arch": arch ?? "" },
+        h("th", {}, arch ?? ""),
+        h("td", { class: "gl-num" }, typeof value === "number" ? String(value) : formatNum(value)), // every digit: they may differ in the last bit
+      );
+    return h(
+      "div",
+      { class: "gl-compare-sides", "data-buffer": found.buffer },
+      h("h4", {}, `${mine} vs ${theirs} after ${found.step_id ?? "the run"}`),
+      h(
+        "table",
+        { class: "gl-table" },
+        h(
+          "tbody",
+          {},
+          h("tr", {}, h("th", {}, "at"), h("td", { class: "gl-num" }, h("code", {}, `${found.buffer}${at}`))),
+          side(mine, found.values[0]),
+          side(theirs, found.values[1]),
+          h("tr", {}, h("th", {}, "differ"), h("td", { class: "gl-num" }, `${found.count} of ${found.size}`)),
+          h("tr", {}, h("th", {}, "max abs"), h("td", { class: "gl-num" }, formatNum(found.max_abs))),
+          h("tr", {}, h("th", {}, "max rel"), h("td", { class: "gl-num" }, formatNum(found.max_rel))),
+        ),
+      ),
+      found.picture
+        ? h("img", {
+            class: "gl-compare-picture",
+            src: found.picture,
+            alt: `|${mine} - ${theirs}| of ${found.buffer}`,
+          })
+        : null,
+    );
   }
 
   /** Statistics as rows (min, max, ...) by columns (the whole buffer, then each component). */

@@ -56,6 +56,11 @@ export interface ArgView {
   role: Role;
   /** Declared shape: ints and symbolic dim names; null accepts any shape. */
   shape: (number | string)[] | null;
+  /**
+   * With no declared shape: lower bounds read from the kernels' loops (`[≥n]`, `[≥x.shape[0], ?]`), checked
+   * before every run; null when nothing bounds it.
+   */
+  inferred_shape: string | null;
   /** `ndarray vec2 f32, ndim=1` */
   label: string;
 }
@@ -262,6 +267,50 @@ export interface WatchView {
   value: Num | boolean | null;
 }
 
+/** Where `DebugSession.compare` found the two runs first disagree (`Divergence.to_dict()`). */
+export interface DivergenceView {
+  kind: "buffer" | "control";
+  /** This session's arch, then the other side's (an arch, or `module <folder>`). */
+  archs: string[];
+  /** The diverging step's index: the dispatches run before it (the session is moved there). */
+  index: number;
+  step_id: string | null;
+  /** The node marked on the graph (null: the difference shows only at the end of the run). */
+  node_id: string | null;
+  buffer: string | null;
+  first_index: number[] | null;
+  /** Both sides' values at `first_index` (this session's first). */
+  values: (Num | boolean | null)[] | null;
+  count: number;
+  size: number;
+  max_abs: Num;
+  max_rel: Num;
+  control_node: string | null;
+  decisions: string[] | null;
+  /** The divergence in a sentence. */
+  text: string;
+  /** The absolute difference drawn (a `data:` URL of a PNG heat map or an SVG line plot), or null. */
+  picture: string | null;
+}
+
+/** The debug panel's "Compare with..." run: its progress, then the divergence or the error. */
+export interface CompareView {
+  /** Comparisons are numbered from 1 (0: none yet in this session). */
+  run: number;
+  state: "idle" | "running" | "done" | "failed";
+  /** The archs the other side can run on (`against` may also be an exported module's folder). */
+  archs: string[];
+  against: string | null;
+  rtol: number;
+  atol: number;
+  stage: string;
+  fraction: number;
+  /** Null with `state` done: the two runs agree to the end. */
+  divergence: DivergenceView | null;
+  error: string | null;
+  seconds: number;
+}
+
 /** The `debugger` trait: the session the panel shows (`active` false when none runs). */
 export interface DebugView {
   /** Sessions are numbered from 1; panel messages name the number they were made for. */
@@ -285,6 +334,8 @@ export interface DebugView {
   buffers: string[];
   /** The latest control-flow decisions up to the position (graphs with loops or conditionals). */
   decisions: DecisionView[];
+  /** The last "Compare with..." of this session. */
+  compare: CompareView;
 }
 
 // --- the inspect panel: `inspect` and its three byte traits ------------------------------------------
@@ -372,6 +423,9 @@ export interface InspectView {
 /** A target of `gl.export(arch=)`. */
 export type ExportArch = "x64" | "vulkan" | "cuda";
 
+/** `gl.verify`'s verdict: bit for bit; no larger than Python's own run-to-run difference; beyond it (fails). */
+export type Verdict = "identical" | "within run-to-run noise" | "differs";
+
 /** How one output of the exported module compared with Python's. */
 export interface OutputDiffView {
   name: string;
@@ -379,14 +433,18 @@ export interface OutputDiffView {
   shape: number[];
   max_abs: number;
   max_rel: number;
+  /** Max abs difference of Python against a second run of itself (null: not measured). */
+  noise: number | null;
   mismatched: number;
   passed: boolean;
+  verdict: Verdict;
 }
 
 /** The verdict of `gl.verify` on the exported module. */
 export interface VerifyView {
   passed: boolean;
   identical: boolean;
+  verdict: Verdict;
   /** The report as text (`str(gl.verify(...))`). */
   text: string;
   outputs: OutputDiffView[];
@@ -563,8 +621,25 @@ export interface DebugGoto {
   target: number;
 }
 
+/**
+ * Run the session's graph from its start values here and on another arch (or an exported module's
+ * folder) and stop before the first dispatch where they disagree (`DebugSession.compare`).
+ */
+export interface DebugCompare {
+  kind: "debug";
+  request: number;
+  action: "compare";
+  session: number;
+  /** An arch name, or the folder of a module `gl.export` wrote. */
+  against: string;
+  /** Default: `0.0`. */
+  rtol?: number;
+  /** Tolerances as in `numpy.isclose`; both 0: bit for bit. Default: `0.0`. */
+  atol?: number;
+}
+
 /** The debugger's messages, told apart by their `action`. */
-export type DebugMessage = DebugStart | DebugControl | DebugGoto;
+export type DebugMessage = DebugStart | DebugControl | DebugGoto | DebugCompare;
 
 /** Set, or remove, the location breakpoint on a node, sequence or step id. */
 export interface BreakpointToggle {

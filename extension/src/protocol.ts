@@ -55,6 +55,19 @@ export const EMPTY_DEBUG: DebugView = {
   timing: [],
   buffers: [],
   decisions: [],
+  compare: {
+    run: 0,
+    state: "idle",
+    archs: [],
+    against: null,
+    rtol: 0,
+    atol: 0,
+    stage: "",
+    fraction: 0,
+    divergence: null,
+    error: null,
+    seconds: 0,
+  },
 };
 export const EMPTY_INSPECT: InspectView = { session: 0, buffer: null };
 export const EMPTY_EXPORT: ExportView = {

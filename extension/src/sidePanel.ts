@@ -10,6 +10,7 @@ import {
   bindingOptions,
   freeArgName,
   openFields,
+  parseArgShape,
   parseElementShape,
   specFromParam,
 } from "./bindingFilter";
@@ -128,6 +129,7 @@ class NodeSection implements Section {
   constructor(private readonly actions: Actions) {}
 
   update(state: ViewState): void {
+    this.el.inert = state.busy.has("edit"); // an edit in flight: nothing here may land on the old node
     const node = state.anchor === null ? undefined : state.index.get(state.anchor);
     const key = JSON.stringify([
       state.traits.graph.version,
@@ -406,6 +408,12 @@ class NodeSection implements Section {
       "aria-label": "element shape",
     });
     const fmt = h("input", { type: "text", class: "gl-input", value: "r32f", "aria-label": "format" });
+    const dims = h("input", {
+      type: "text",
+      class: "gl-input",
+      placeholder: "n, or 64,64, or G,G (blank: any)",
+      "aria-label": "shape",
+    });
     const role = h(
       "select",
       { class: "gl-select", "aria-label": "role" },
@@ -430,7 +438,14 @@ class NodeSection implements Section {
         message.textContent = result.reason;
         return;
       }
-      this.actions.edit({ op: "new_arg", arg: result.spec, bind: { node: node.id, param: param.name } });
+      const ndimOf = result.spec.ndim ?? 0;
+      const argShape = ndimOf > 0 && result.spec.kind !== "scalar" ? parseArgShape(dims.value, ndimOf) : null;
+      if (argShape === undefined) {
+        message.textContent = `shape: give ${ndimOf} sizes or dim names (for example n or 64,64), or leave it blank`;
+        return;
+      }
+      const arg = argShape === null ? result.spec : { ...result.spec, shape: argShape };
+      this.actions.edit({ op: "new_arg", arg, bind: { node: node.id, param: param.name } });
     };
     const ok = this.listeners.button("Create", "Declare the arg and bind it", create);
     const cancel = this.listeners.button("Cancel", "Esc", close);
@@ -443,6 +458,7 @@ class NodeSection implements Section {
       { class: "gl-new-arg" },
       h("label", { class: "gl-field" }, h("span", {}, "name"), name),
       open.map((field) => h("label", { class: "gl-field" }, h("span", {}, field.replace("_", " ")), fieldFor[field])),
+      param.kind === "scalar" ? null : h("label", { class: "gl-field" }, h("span", {}, "shape"), dims),
       h("label", { class: "gl-field" }, h("span", {}, "role"), role),
       message,
       h("div", { class: "gl-actions" }, ok, cancel),
@@ -519,6 +535,7 @@ function optionFor(option: BindingOption, bound: string | null): HTMLOptionEleme
 }
 
 function argTitle(arg: ArgView): string {
-  const shape = arg.shape === null ? "any shape" : `shape (${arg.shape.join(", ")})`;
+  const inferred = arg.inferred_shape === null ? "any shape" : `inferred shape ${arg.inferred_shape}`;
+  const shape = arg.shape === null ? inferred : `shape (${arg.shape.join(", ")})`;
   return `${arg.label}, ${shape}, role ${arg.role}`;
 }

@@ -62,6 +62,8 @@ export interface Actions {
   debug(action: DebugAction | "start"): void;
   /** Travel to a position of the timeline. */
   goto(index: number): void;
+  /** Run the session's graph here and on `against` (an arch or an exported module's folder); stop before the first divergence. */
+  compare(against: string, rtol: number, atol: number): void;
   toggleBreakpoint(node: string): void;
   addCondition(expression: string, every: Every): void;
   removeBreakpoint(id: number): void;

@@ -51,6 +51,39 @@ export function fitView(width: number, height: number, viewWidth: number, viewHe
   return { scale, x: (viewWidth - width * scale) / 2, y: (viewHeight - height * scale) / 2 };
 }
 
+/**
+ * The zoom below which an 11 px node label would be under 9 px on screen: a fit never goes below
+ * it (the user pans instead), since a whole graph shrunk to unreadable text shows nothing.
+ */
+export const MIN_READABLE_SCALE = 0.82;
+
+/**
+ * `fitView`, but never below `minScale`: a drawing too big to show whole at that zoom is shown
+ * readable from its start (its top; centred across, where the program's column of dispatches is),
+ * for the user to pan.
+ */
+export function readableFit(
+  width: number,
+  height: number,
+  viewWidth: number,
+  viewHeight: number,
+  minScale = MIN_READABLE_SCALE,
+  margin = 16,
+): Viewport {
+  const fit = fitView(width, height, viewWidth, viewHeight, margin);
+  if (fit.scale >= minScale || width <= 0 || height <= 0) return fit;
+  const scale = minScale;
+  const y = height * scale + 2 * margin <= viewHeight ? (viewHeight - height * scale) / 2 : margin;
+  return { scale, x: (viewWidth - width * scale) / 2, y };
+}
+
+/** Whether the viewport shows all of a `width` x `height` drawing. */
+export function showsAll(v: Viewport, width: number, height: number, viewWidth: number, viewHeight: number): boolean {
+  return (
+    v.x >= -0.5 && v.y >= -0.5 && v.x + width * v.scale <= viewWidth + 0.5 && v.y + height * v.scale <= viewHeight + 0.5
+  );
+}
+
 /** The smallest pan that brings the drawing's box `[x0, x1] x [y0, y1]` into the view. */
 export function reveal(
   v: Viewport,

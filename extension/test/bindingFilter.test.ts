@@ -5,6 +5,7 @@ import {
   bindingProblem,
   freeArgName,
   openFields,
+  parseArgShape,
   parseElementShape,
   specFromParam,
   suggestBinding,
@@ -152,5 +153,20 @@ describe("helpers", () => {
     expect(parseElementShape("0")).toBeNull();
     expect(parseElementShape("1,2,3")).toBeNull();
     expect(parseElementShape("a")).toBeNull();
+  });
+});
+
+describe("parseArgShape", () => {
+  it("reads sizes and dim names, one per dimension; blank is any shape", () => {
+    expect(parseArgShape("", 2)).toBeNull();
+    expect(parseArgShape("n", 1)).toEqual(["n"]);
+    expect(parseArgShape("(64, G)", 2)).toEqual([64, "G"]);
+    expect(parseArgShape("64 64", 2)).toEqual([64, 64]);
+  });
+
+  it("refuses a wrong count, zero sizes and names that are not identifiers", () => {
+    expect(parseArgShape("n", 2)).toBeUndefined();
+    expect(parseArgShape("0", 1)).toBeUndefined();
+    expect(parseArgShape("2n", 1)).toBeUndefined();
   });
 });

@@ -64,6 +64,40 @@ describe("debugMarks", () => {
   });
 });
 
+describe("debugMarks of a comparison", () => {
+  const found = {
+    kind: "buffer" as const,
+    archs: ["x64", "vulkan"],
+    index: 4,
+    step_id: "substep[1]/g2p",
+    node_id: "substep/g2p",
+    buffer: "v",
+    first_index: [3],
+    values: [0.5, 0.25],
+    count: 1,
+    size: 8,
+    max_abs: 0.25,
+    max_rel: 0.5,
+    control_node: null,
+    decisions: null,
+    text: "x64 and vulkan diverge at step 4 substep[1]/g2p",
+    picture: null,
+  };
+
+  it("marks the node where the runs first disagree, with the sentence", () => {
+    const view = session({ compare: { ...EMPTY_DEBUG.compare, run: 1, state: "done", divergence: found } });
+    expect(debugMarks(view, isDrawn).diverged).toEqual(["substep/g2p", found.text]);
+  });
+
+  it("marks nothing when the runs agree or the divergence is at the end of the run", () => {
+    const agree = session({ compare: { ...EMPTY_DEBUG.compare, run: 1, state: "done" } });
+    expect(debugMarks(agree, isDrawn).diverged).toBeNull();
+    const atEnd = { ...found, step_id: null, node_id: null };
+    const end = session({ compare: { ...EMPTY_DEBUG.compare, run: 1, state: "done", divergence: atEnd } });
+    expect(debugMarks(end, isDrawn).diverged).toBeNull();
+  });
+});
+
 describe("parseDims", () => {
   it("reads name=size pairs", () => {
     expect(parseDims("n=256, G=128")).toEqual({ ok: true, dims: { n: 256, G: 128 } });

@@ -14,6 +14,7 @@ export function arg(name: string, fields: Partial<ArgView> = {}): ArgView {
     fmt: null,
     role: "state",
     shape: null,
+    inferred_shape: null,
     label: "",
     ...fields,
   };

@@ -3,9 +3,12 @@ import { describe, expect, it } from "vitest";
 import {
   IDENTITY,
   MAX_SCALE,
+  MIN_READABLE_SCALE,
   MIN_SCALE,
   cssTransform,
   fitView,
+  readableFit,
+  showsAll,
   isClick,
   panBy,
   reveal,
@@ -52,6 +55,19 @@ describe("viewport", () => {
     expect(v.y).toBeCloseTo(125);
     expect(fitView(10, 10, 500, 500).scale).toBe(1);
     expect(fitView(0, 10, 500, 500)).toEqual(IDENTITY);
+  });
+
+  it("fits readable: never below the readable zoom, showing a big drawing from its top for panning", () => {
+    expect(readableFit(1000, 500, 500, 500, 0.4, 0)).toEqual(fitView(1000, 500, 500, 500, 0));
+    const tall = readableFit(300, 3000, 600, 500);
+    expect(tall.scale).toBe(MIN_READABLE_SCALE);
+    expect(tall.y).toBe(16);
+    expect(tall.x).toBeCloseTo((600 - 300 * MIN_READABLE_SCALE) / 2);
+    expect(showsAll(tall, 300, 3000, 600, 500)).toBe(false);
+    const wide = readableFit(3000, 100, 600, 500);
+    expect(wide.x).toBeCloseTo((600 - 3000 * MIN_READABLE_SCALE) / 2);
+    expect([wide.y, wide.scale]).toEqual([(500 - 100 * MIN_READABLE_SCALE) / 2, MIN_READABLE_SCALE]);
+    expect(showsAll(fitView(300, 3000, 600, 500), 300, 3000, 600, 500)).toBe(true);
   });
 
   it("pans the least needed to reveal a box", () => {

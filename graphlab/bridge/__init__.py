@@ -4,6 +4,8 @@
   element types, texture formats, kernel parameter annotations); used by the model.
 - :mod:`graphlab.bridge.runtime`: everything that touches a live Taichi runtime (which runtime is live,
   new ndarrays, ``ti.graph`` args, syncs, which runtime a value was made in).
+- :mod:`graphlab.bridge.device_read`: reading flags and small ndarrays back to the host at device
+  speed (a CUDA driver copy with the optional ``cuda-bindings``, a host pointer on CPUs).
 
 Both import Taichi. This package module itself does not: it recognises the functions Taichi's
 decorators wrap by the marker attributes they set (``taichi/lang/kernel_impl.py``), which the model

@@ -21,6 +21,7 @@ from taichi.lang import _wrap_inspect, impl
 from taichi.lang._ndarray import Ndarray
 from taichi.lang._texture import Texture
 
+from graphlab.bridge import device_read
 from graphlab.bridge.types import element_type, taichi_dtype
 from graphlab.spec import Arg
 
@@ -63,9 +64,20 @@ def runtime_ready() -> bool:
     return impl.get_runtime().prog is not None
 
 
+_ARCH: list[Any] = [None, 0, ""]  # (runtime, id of its program, arch): reading the config costs ~10 us
+
+
 def current_arch() -> str:
     """The arch of the current ``ti.init`` (``x64``, ``cuda``, ``vulkan``...)."""
-    return str(impl.current_cfg().arch).rsplit(".", 1)[-1]
+    runtime = impl.get_runtime()
+    prog = runtime.prog
+    cached_runtime = _ARCH[0]() if _ARCH[0] is not None else None
+    if prog is not None and cached_runtime is runtime and _ARCH[1] == id(prog):
+        return str(_ARCH[2])
+    arch = str(impl.current_cfg().arch).rsplit(".", 1)[-1]
+    if prog is not None:
+        _ARCH[:] = [weakref.ref(runtime), id(prog), arch]
+    return arch
 
 
 def cpu_max_threads() -> int:
@@ -105,8 +117,11 @@ def make_matrix(values: Any) -> Any:
 
 
 def read_flag(arr: Any) -> int:
-    """Read a one-element ndarray on the host (waits for the device: the cost of a control decision)."""
-    return int(arr[(0,) * len(arr.shape)] if arr.shape else arr[None])
+    """Read a one-element ndarray on the host (waits for the device: the cost of a control decision).
+
+    The fastest read the arch allows (:mod:`graphlab.bridge.device_read`): a CUDA driver copy into
+    pinned memory, a host pointer on CPUs, Taichi's accessor elsewhere."""
+    return device_read.read_flag(arr)
 
 
 # --- kernels -----------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ __all__ = [
     "parse_dtype",
     "split_dtype",
     "taichi_dtype",
+    "texture_format",
     "texture_ndim",
     "to_numpy_dtype",
 ]
@@ -251,6 +252,12 @@ def describe_value(value: Any) -> ValueSpec:
         shape = (value.n,) if value.ndim == 1 else (value.n, value.m)
         return ValueSpec("matrix", None, (), shape)
     return ValueSpec("other")
+
+
+def texture_format(value: Any) -> str | None:
+    """The ``ti.Format`` name of a ``ti.Texture`` value (``"r32f"``), if Taichi says."""
+    name = getattr(getattr(value, "fmt", None), "name", None)
+    return name if isinstance(name, str) else None
 
 
 def texture_ndim(value: Any) -> int | None:

@@ -14,6 +14,7 @@ from graphlab.check import (
     rules_control,
     rules_dataflow,
     rules_names,
+    rules_shapes,
     rules_size,
     rules_structure,
     rules_targets,
@@ -28,6 +29,17 @@ if TYPE_CHECKING:
 
 __all__ = ["RULES", "CheckContext", "check", "rule_table", "validate"]
 
+#: The rule modules after the size rule, in the order their diagnostics are listed.
+_RULE_MODULES = (
+    rules_structure,
+    rules_bindings,
+    rules_names,
+    rules_dataflow,
+    rules_control,
+    rules_targets,
+    rules_shapes,
+)
+
 
 def validate(graph: Graph, *, target: str | None = None, access: str = "auto") -> list[Diagnostic]:
     """Run every rule; diagnostics come sorted by severity, then in program order."""
@@ -35,7 +47,7 @@ def validate(graph: Graph, *, target: str | None = None, access: str = "auto") -
     found: list[Diagnostic] = list(rules_size.validate_size(graph, context))
     if rules_size.too_large_to_analyse(graph):  # the other rules walk node ids and the trace: they would not end
         return found
-    for module in (rules_structure, rules_bindings, rules_names, rules_dataflow, rules_control, rules_targets):
+    for module in _RULE_MODULES:
         for rule in module.RULE_FUNCTIONS:  # (registry.RULES is the catalogue: code -> text)
             found.extend(rule(graph, context))
     order = {"error": 0, "warning": 1, "info": 2}

@@ -11,7 +11,7 @@ RULES: dict[str, str] = {
     "GL006": "a kernel returns a value (the value is lost in a graph)",
     "GL007": "an arg that no dispatch uses",
     "GL008": "an input arg is written by a dispatch",
-    "GL009": "a temp is read before anything writes it (uninitialised)",
+    "GL009": "a temp is (or may be) read before anything writes it (uninitialised; a warning where not certain)",
     "GL010": "a temp is written and nothing reads it afterwards (dead write)",
     "GL011": "an output arg that nothing writes",
     "GL012": "one buffer bound to two parameters of one kernel, one of them written (aliasing)",
@@ -26,6 +26,7 @@ RULES: dict[str, str] = {
     "GL022": "a while_ loop without max_iter (refused when the loop is made)",
     "GL023": "a while_ loop whose body never writes its flag",
     "GL024": "a graph too large once unrolled: over 10,000,000 dispatches to compile, or too many to check",
+    "GL025": "a declared shape smaller than a kernel's loop needs (error), or declared apart from it (info)",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.access import AccessFlag
+from graphlab.access import AccessFlag, FirstAccess
 from graphlab.check.context import CheckContext
 from graphlab.dataflow import READ, WRITE
 from graphlab.diagnostics import Diagnostic
@@ -48,6 +48,11 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     A write inside a repeated sequence counts as read when any repetition's write is read later:
     the last repetition's value being unused is what a loop does, not a mistake.
+
+    Order inside a kernel counts (:class:`graphlab.access.FirstAccess`): a kernel that writes a temp
+    before it reads it neither reads it uninitialised nor reads an earlier dispatch's write, and its
+    own write is used. GL009 is an error only where the first access is certainly a read; where the
+    analysis cannot tell, it is a warning that says "may".
     """
     temps = {n for n, a in graph.args.items() if a.role == "temp" and a.is_buffer}
     if not temps:
@@ -60,21 +65,17 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
         for arg, flags in entry.args.items():
             if arg not in temps:
                 continue
-            if flags & READ:
+            first = entry.first_access(arg)
+            if flags & READ and first.may_read:
                 if arg not in written and (arg, entry.node_id) not in reported:
                     reported.add((arg, entry.node_id))
-                    yield Diagnostic(
-                        "GL009",
-                        "error",
-                        f"temp {arg!r} is read by {entry.node_id!r} before anything writes it",
-                        entry.node_id,
-                        arg,
-                        f"write {arg!r} first, or declare it role='input'/'state' and pass a value",
-                    )
+                    yield _uninitialised(arg, entry.node_id, certain=first is FirstAccess.READ)
                 if arg in last_writer:
                     write_read[(arg, last_writer[arg])] = True
             if flags & WRITE:
-                write_read.setdefault((arg, entry.node_id), False)
+                # a kernel that writes before it reads uses its own write
+                own_use = bool(flags & READ) and not first.may_read
+                write_read[(arg, entry.node_id)] = write_read.get((arg, entry.node_id), False) or own_use
                 last_writer[arg] = entry.node_id
                 written.add(arg)
     for (arg, node_id), was_read in write_read.items():
@@ -87,6 +88,25 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 arg,
                 "remove the write, or declare the arg role='output' to keep it",
             )
+
+
+def _uninitialised(arg: str, node_id: str, *, certain: bool) -> Diagnostic:
+    """GL009: an error where the kernel certainly reads first, a "may" warning where that is not proven."""
+    fix = f"write {arg!r} first, or declare it role='input'/'state' and pass a value"
+    if certain:
+        message = f"temp {arg!r} is read by {node_id!r} before anything writes it"
+        return Diagnostic("GL009", "error", message, node_id, arg, fix)
+    return Diagnostic(
+        "GL009",
+        "warning",
+        f"temp {arg!r} may be read by {node_id!r} before anything writes it: the kernel reads and writes "
+        "it, and graphlab could not prove that each read follows the kernel's own write",
+        node_id,
+        arg,
+        f"{fix}; a kernel that fills it before reading is recognised when it stores each element at the "
+        "index it then reads in the same loop body, or first clears the parameter in a top-level "
+        "`for I in ti.grouped(param)` loop",
+    )
 
 
 def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:

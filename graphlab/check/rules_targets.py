@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import GraphError
+from graphlab.texels import format_problem
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -20,7 +21,26 @@ UNSUPPORTED_DTYPES = {
     "opengl": {"f64": "GL_ARB_gpu_shader_fp64", "i64": "GL_ARB_gpu_shader_int64", "u64": "GL_ARB_gpu_shader_int64"},
     "gles": {"f64": "no f64 on GLES", "i64": "no i64 on GLES", "u64": "no u64 on GLES"},
 }
-NO_TEXTURES = {"x64", "arm64", "cuda"}
+#: Archs without textures: Taichi's LLVM backends, whose code generator aborts the process on a texture kernel.
+NO_TEXTURES = {"x64", "arm64", "cuda", "amdgpu"}
+
+
+def check_runnable(graph: Graph, arch: str) -> None:
+    """Raise :class:`GraphError` when the live ``arch`` cannot run the graph, before Taichi is asked to.
+
+    A texture arg on an LLVM arch compiles, then aborts the process at the first launch (and even
+    at exit): no exception a notebook could catch, so it is refused here.
+    """
+    if arch not in NO_TEXTURES:
+        return
+    textures = [a for a in graph.args.values() if a.kind in ("texture", "rw_texture") and graph.uses_of(a.name)]
+    if textures:
+        listed = ", ".join(f"{a.name!r} ({a.kind})" for a in textures)
+        raise GraphError(
+            f"graph {graph.name!r} cannot run on {arch}: arg(s) {listed} are textures, and Taichi's {arch} "
+            "backend has none (a kernel taking one aborts the process). Run it on a graphics arch: "
+            "ti.init(arch=ti.vulkan)"
+        )
 
 
 def validate_target(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -39,6 +59,16 @@ def validate_target(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 None,
                 arg.name,
                 "export for vulkan (or another graphics API)",
+            )
+        elif arg.kind == "rw_texture" and target == "vulkan" and arg.fmt and format_problem(arg.fmt):
+            yield Diagnostic(
+                "GL018",
+                "error",
+                f"arg {arg.name!r} is a rw_texture of {arg.fmt}, which {target} modules cannot take: "
+                f"{format_problem(arg.fmt)}",
+                None,
+                arg.name,
+                "declare it with a float or normalised format such as ti.Format.r32f or ti.Format.rgba8",
             )
         needs = UNSUPPORTED_DTYPES.get(target, {}).get(arg.dtype or "")
         if needs:

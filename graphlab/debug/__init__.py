@@ -8,10 +8,12 @@ and fast-forward through compiled segments (:mod:`~graphlab.debug.runner`) over 
 (:mod:`~graphlab.debug.steps`) with copies kept to go back (:mod:`~graphlab.debug.timeline`); graphs with
 conditionals and loops have their timeline recorded as they run (:mod:`~graphlab.debug.flow`).
 The records it returns are in :mod:`~graphlab.debug.report`, their text in
-:mod:`~graphlab.debug.report_text`. Importing this package imports Taichi.
+:mod:`~graphlab.debug.report_text`; ``dbg.compare(arch)`` and its :class:`Divergence` are in
+:mod:`~graphlab.debug.compare`. Importing this package imports Taichi.
 """
 
 from graphlab.debug.breakpoints import Breakpoint, Watch
+from graphlab.debug.compare import Divergence
 from graphlab.debug.inspect import BufferView, DiffView
 from graphlab.debug.report import (
     Decision,
@@ -37,6 +39,7 @@ __all__ = [
     "DebugSession",
     "Decision",
     "DiffView",
+    "Divergence",
     "Fault",
     "LoopTime",
     "NodeTime",

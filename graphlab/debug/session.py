@@ -78,6 +78,7 @@ from graphlab.debug.report import (
 )
 from graphlab.debug.runner import SegmentRunner
 from graphlab.debug.session_breakpoints import SessionBreakpoints
+from graphlab.debug.session_compare import SessionCompare
 from graphlab.debug.session_errors import DebugError, ReplayError
 from graphlab.debug.session_inspection import SessionInspection
 from graphlab.debug.session_lookup import SessionLookup
@@ -119,7 +120,9 @@ class DebugOptions:
     max_chunk: int = 1024
 
 
-class DebugSession(SessionRunning, SessionLookup, SessionBreakpoints, SessionInspection, SessionReports):
+class DebugSession(
+    SessionRunning, SessionLookup, SessionBreakpoints, SessionInspection, SessionReports, SessionCompare
+):
     """A step debugger over one compiled graph and one set of run values (see the module docs).
 
     Parameters

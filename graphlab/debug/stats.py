@@ -2,16 +2,20 @@
 
 The debugger refreshes the statistics of every buffer a step wrote, so copying buffers to the host
 (gigabytes on a GPU) is out of the question. Each reduction runs as Taichi kernels
-(:mod:`graphlab.debug.stats_kernels`) over the ndarray where it lives: a first kernel reduces
-contiguous (CPU) or interleaved (GPU) blocks of elements to partial summaries, a few combine kernels
-fold the partials, and only one row of numbers per component crosses to the host. This module is the
-host API: it checks the buffers, picks the kernels' spec and assembles the records.
+(:mod:`graphlab.debug.stats_kernels`) over the ndarray where it lives. Where the device has f64
+atomics (CUDA, CPUs, and every dtype but 64-bit integers) one launch reads the buffer once: each
+thread keeps partials in registers, adds them atomically into a few hundred rows, and the host folds
+those rows (a few KiB). Elsewhere a first kernel reduces contiguous (CPU) or interleaved (GPU) blocks
+to partial summaries and combine kernels fold them. This module is the host API: it checks the
+buffers, picks the kernels' spec and assembles the records.
 
-Numerics: sums are accumulated per block around a shift (the block's first value) and blocks are
-merged with Chan's parallel formula, in f64 where the device has it (CPU, CUDA, most desktop Vulkan
-devices) and in f32 where it does not (some Vulkan/Metal devices: :func:`accumulator_dtype`), which
-keeps mean and std to about 1e-6 relative there. ``min``/``max`` skip NaN; ``mean``, ``std`` and
-``sum`` are over the finite values only (one Inf would make them meaningless; ``inf`` counts those).
+Numerics: the one-pass kernel sums ``x - c`` and ``(x - c)^2`` around one shift ``c`` per component
+(the buffer's first value, when finite), in f64; the blockwise kernels accumulate per block around
+the block's first value and merge blocks with Chan's parallel formula, in f64 where the device
+has it (most desktop Vulkan devices) and in f32 where it does not (some Vulkan/Metal devices:
+:func:`accumulator_dtype`), which keeps mean and std to about 1e-6 relative there. ``min``/``max``
+skip NaN; ``mean``, ``std`` and ``sum`` are over the finite values only (one Inf would make them
+meaningless; ``inf`` counts those).
 
 Examples
 --------

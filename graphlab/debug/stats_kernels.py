@@ -1,8 +1,10 @@
 """Device statistics kernels: the Taichi reductions behind :mod:`graphlab.debug.stats`, and their caches.
 
-Each reduction runs as Taichi kernels over the ndarray where it lives: a first kernel reduces
-contiguous (CPU) or interleaved (GPU) blocks of elements to partial summaries, a few combine kernels
-fold the partials, and only one row of numbers per component crosses to the host. A :class:`Spec`
+Each reduction runs as Taichi kernels over the ndarray where it lives. Buffer statistics take one
+pass where the device has f64 atomics (:func:`_k_stats_onepass`: per-thread partials, one atomic
+step into a few hundred rows that the host folds); elsewhere a first kernel reduces contiguous (CPU)
+or interleaved (GPU) blocks of elements to partial summaries, a few combine kernels fold the
+partials, and only one row of numbers per component crosses to the host. A :class:`Spec`
 is what a kernel instance needs to know statically (Taichi compiles one instance per spec);
 partial-result ndarrays are kept between calls in a small cache. The host API that turns these rows
 into records (:class:`~graphlab.debug.stats.BufferStats` ...) is :mod:`graphlab.debug.stats`.
@@ -18,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import taichi as ti
 
+from graphlab.bridge.device_read import read_array
 from graphlab.bridge.runtime import RuntimeToken, current_arch
 from graphlab.bridge.types import to_numpy_dtype
 
@@ -303,6 +306,159 @@ def _k_stats(
 
 
 @ti.func
+def _advance(arr: ti.template(), idx: ti.template(), delta: ti.template(), nd: ti.template()):
+    """Add the mixed-radix step ``delta`` (a flat stride as a field index) to ``idx``, with carries."""
+    carry = 0
+    for j in ti.static(range(nd)):
+        k = ti.static(nd - 1 - j)
+        idx[k] += delta[k] + carry
+        carry = 0
+        if ti.static(k > 0):  # the first index is never wrapped: it stays below its extent while e < n
+            wrap = idx[k] >= arr.shape[k]
+            idx[k] -= ti.select(wrap, arr.shape[k], 0)
+            carry = ti.cast(wrap, ti.i32)
+
+
+@ti.func
+def _shift(arr: ti.template(), s: ti.template(), k: ti.template()):
+    """The value sums of slot ``k`` are taken around: its first value if finite, else 0."""
+    x0 = _comp(arr[ti.Vector([0] * s.nd, ti.i32)], s.comps[k])
+    r = ti.cast(0, s.adt)
+    if _fclass(x0, s) == 0:
+        r = ti.cast(x0, s.adt)
+    return r
+
+
+@ti.func
+def _take(
+    x,
+    e,
+    q: ti.template(),
+    c: ti.template(),
+    a: ti.template(),
+    lo: ti.template(),
+    hi: ti.template(),
+    sh: ti.template(),
+    s: ti.template(),
+    o: ti.template(),
+):
+    """Add component ``q`` of element ``e`` to a thread's partials: finite values by selects (no branch
+    on the common path), non-finite ones counted in a branch taken rarely."""
+    k = ti.static(q if s.slots > 1 else 0)
+    cls = _fclass(x, s)
+    fin = cls == 0
+    c[k, 4] += ti.cast(_is_zero(x, s), ti.i32)
+    c[k, 0] += ti.cast(fin, ti.i32)
+    xv = ti.cast(x, o.vdt)
+    lo[k] = ti.select(fin and xv < lo[k], xv, lo[k])
+    hi[k] = ti.select(fin and xv > hi[k], xv, hi[k])
+    xa = ti.cast(x, s.adt)
+    d = ti.select(fin, xa - sh[k], ti.cast(0, s.adt))
+    a[k, 0] += d
+    a[k, 1] += d * d
+    if ti.static(s.with_abs):
+        ax = ti.select(fin, ti.abs(xa), s.adt(o.ahigh))
+        a[k, 4] = ti.min(a[k, 4], ax)
+        ad = ti.select(fin, ax - ti.abs(sh[k]), ti.cast(0, s.adt))
+        a[k, 2] += ad
+        a[k, 3] += ad * ad
+    if not fin:
+        c[k, 1] += ti.cast(cls == 1, ti.i32)
+        c[k, 2] += ti.cast(cls == 2, ti.i32)
+        c[k, 3] += ti.cast(cls == 3, ti.i32)
+        if c[k, 5] == NONE:
+            if ti.static(s.slots > 1):
+                c[k, 5] = e
+            else:
+                c[k, 5] = e * s.ncomp + q
+
+
+@ti.kernel
+def _k_stats_onepass(
+    arr: ti.types.ndarray(),
+    part: ti.types.ndarray(),
+    nthr: ti.i32,
+    chunk: ti.i32,
+    rows: ti.i32,
+    s: ti.template(),
+    o: ti.template(),
+):
+    """One read of the buffer: each of ``nthr`` threads keeps its partial sums in registers over the
+    elements ``t, t + nthr, ...`` on a GPU (coalesced; ``o.unroll`` loads in flight) or over the
+    ``chunk`` elements from ``t * chunk`` on a CPU (one cache line after another), then adds them atomically into row
+    ``t % rows`` of ``part`` (f64: counts, min and max of 32-bit values are exact in it; columns as
+    :data:`PACKED` says: the first 9 add up, the next 4 take their minimum). Sums are
+    taken around one shift per slot (:func:`_shift`), so partials simply add. Two offloaded tasks of
+    one launch: clear the rows, then reduce; the host folds the rows (:func:`fold_onepass`)."""
+    for r in range(rows):
+        for k in ti.static(range(s.slots)):
+            for j in ti.static(range(PACKED)):
+                part[r, k, j] = 0.0
+            part[r, k, 9] = ti.cast(NONE, ti.f64)
+            part[r, k, 10] = ti.cast(o.vdt(o.vhigh), ti.f64)
+            part[r, k, 11] = -ti.cast(o.vdt(o.vlow), ti.f64)
+            part[r, k, 12] = ti.f64(o.ahigh)
+            part[r, k, 13] = ti.cast(_shift(arr, s, k), ti.f64)
+    for t in range(nthr):
+        n = _numel_k(arr, s.nd)
+        first, step, m = t, nthr, (n - t + nthr - 1) // nthr
+        if ti.static(not s.interleaved):
+            first, step = t * chunk, 1
+            m = ti.max(ti.min(chunk, n - first), 0)
+        idx = _unflat(arr, ti.min(first, n - 1), s.nd)
+        delta = _unflat(arr, step, s.nd)
+        c = ti.Matrix([[0] * 6] * s.slots, ti.i32)  # finite, +inf, -inf, nan, zeros, first bad
+        a = ti.Matrix([[0.0] * 5] * s.slots, s.adt)  # sum d, sum d^2, sum ad, sum ad^2, min |x|
+        lo = ti.Vector([o.vdt(o.vhigh)] * s.slots, o.vdt)
+        hi = ti.Vector([o.vdt(o.vlow)] * s.slots, o.vdt)
+        sh = ti.Vector([0.0] * s.slots, s.adt)
+        for k in ti.static(range(s.slots)):
+            c[k, 5] = NONE
+            a[k, 4] = s.adt(o.ahigh)
+            sh[k] = _shift(arr, s, k)
+        e = first
+        full = m // o.unroll
+        for _ in range(full):  # o.unroll loads issued before any is used
+            vs = ti.Matrix([[0] * s.ncomp] * o.unroll, s.dt)
+            for u in ti.static(range(o.unroll)):
+                v = arr[idx]
+                for q in ti.static(range(s.ncomp)):
+                    vs[u, q] = _comp(v, s.comps[q])
+                _advance(arr, idx, delta, s.nd)
+            for u in ti.static(range(o.unroll)):
+                for q in ti.static(range(s.ncomp)):
+                    _take(vs[u, q], e + u * step, q, c, a, lo, hi, sh, s, o)
+            e += o.unroll * step
+        for _ in range(m - full * o.unroll):
+            v = arr[idx]
+            for q in ti.static(range(s.ncomp)):
+                _take(_comp(v, s.comps[q]), e, q, c, a, lo, hi, sh, s, o)
+            _advance(arr, idx, delta, s.nd)
+            e += step
+        r = t % rows
+        for k in ti.static(range(s.slots)):  # read before an atomic: most threads change no min/max
+            for j in ti.static(range(5)):
+                if c[k, j] != 0:
+                    ti.atomic_add(part[r, k, j], ti.cast(c[k, j], ti.f64))
+            fb = ti.cast(c[k, 5], ti.f64)
+            if c[k, 5] != NONE and fb < part[r, k, 9]:
+                ti.atomic_min(part[r, k, 9], fb)
+            if c[k, 0] > 0:
+                lo64, nhi64 = ti.cast(lo[k], ti.f64), -ti.cast(hi[k], ti.f64)
+                if lo64 < part[r, k, 10]:
+                    ti.atomic_min(part[r, k, 10], lo64)
+                if nhi64 < part[r, k, 11]:
+                    ti.atomic_min(part[r, k, 11], nhi64)
+                for j in ti.static(range(4)):
+                    if ti.static(j < 2 or s.with_abs):
+                        ti.atomic_add(part[r, k, 5 + j], ti.cast(a[k, j], ti.f64))
+                if ti.static(s.with_abs):
+                    am = ti.cast(a[k, 4], ti.f64)
+                    if am < part[r, k, 12]:
+                        ti.atomic_min(part[r, k, 12], am)
+
+
+@ti.func
 def _chan(na, ma, qa, nb, mb, qb, adt: ti.template()):
     """Merge (count, mean, M2) of two parts (Chan et al.), stable for any sizes."""
     n = na + nb
@@ -515,6 +671,9 @@ def _fold(part: Any, nrows: int, ops: tuple[str, ...], role: str) -> np.ndarray:
 
 def device_rows(arr: Any, s: Spec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(counts, min/max, sums) rows per slot of ``arr`` (1-d or more), reduced on the device."""
+    o = onepass(s)
+    if o is not None:
+        return onepass_rows(arr, s, o)
     n = math.prod(arr.shape)
     nblk, chunk = _plan(n, s.slots)
 
@@ -569,3 +728,89 @@ def device_diff_map(a: Any, b: Any, sa: Spec) -> np.ndarray:
     out = ti.ndarray(sa.adt, shape=tuple(a.shape))
     _k_diff_map(a, b, out, sa)
     return out.to_numpy()
+
+
+# ---------------------------------------------------------------------------------------------
+# The one-pass path (CUDA): one launch reads the buffer once, per-thread partials meet in atomics.
+
+
+class OnePass(NamedTuple):
+    """Static facts of :func:`_k_stats_onepass` beyond the :class:`Spec` (a tuple: one instance each)."""
+
+    vdt: Any  # the dtype min/max are reduced in: 32/64-bit, what atomics take
+    vlow: float | int  # its lowest finite value (where a max starts)
+    vhigh: float | int  # its highest finite value (where a min starts)
+    ahigh: float  # the accumulator's highest finite value (where min |x| starts)
+    unroll: int  # loads in flight per thread
+
+
+_ONEPASS_ARCHS = ("cuda", "amdgpu", "x64", "arm64")  # f64 atomics; Vulkan/Metal may lack them: blockwise
+_ONEPASS_THREADS = 1 << 19  # with 8 loads each, 16 MiB of f32 asked for at once: HBM3 stays busy
+_ONEPASS_ROWS = 256  # atomics spread over this many rows, folded on the host
+_ONEPASS_CPU_CHUNKS = 8192  # contiguous chunks on a CPU; Taichi hands its threads 32 at a time
+_ONEPASS_UNROLL = 8
+_VALUE_DTYPES = {
+    "f16": "f32",
+    "f32": "f32",
+    "f64": "f64",
+    "i8": "i32",
+    "i16": "i32",
+    "i32": "i32",
+    "u8": "i32",
+    "u16": "i32",
+    "u32": "i64",
+}
+# Columns of a one-pass row: finite, +inf, -inf, nan, zero counts and the four sums (added up), then
+# first non-finite index, min, -max, min |x| (their minimum is taken), then the shift.
+PACKED = 14
+
+
+def onepass(s: Spec) -> OnePass | None:
+    """The one-pass kernel's facts for ``s``, or None where the arch or dtype takes the blockwise path."""
+    vname = _VALUE_DTYPES.get(str(s.dt))
+    if _arch_name() not in _ONEPASS_ARCHS or s.adt != ti.f64 or vname is None or s.nd == 0:
+        return None
+    vdt = getattr(ti, vname)
+    if vname[0] == "f":
+        finfo = np.finfo(to_numpy_dtype(vdt))
+        low, high = float(finfo.min), float(finfo.max)
+    else:
+        iinfo = np.iinfo(to_numpy_dtype(vdt))
+        low, high = int(iinfo.min), int(iinfo.max)
+    return OnePass(vdt, low, high, float(np.finfo(np.float64).max), _ONEPASS_UNROLL)
+
+
+def onepass_rows(arr: Any, s: Spec, o: OnePass) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`device_rows` returns, from one launch of :func:`_k_stats_onepass` and one small read."""
+    n = math.prod(arr.shape)
+    nthr = min(n, (_ONEPASS_THREADS if s.interleaved else _ONEPASS_CPU_CHUNKS) // s.slots)
+    chunk = -(-n // nthr)
+    rows = min(_ONEPASS_ROWS, nthr)
+    part = _SCRATCH.get("onepass", ti.f64, rows, (s.slots, PACKED))
+    _k_stats_onepass(arr, part, nthr, chunk, rows, s, o)
+    return fold_onepass(read_array(part)[:rows], s.dt)
+
+
+def fold_onepass(p: np.ndarray, dt: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fold one-pass rows (rows, slots, :data:`PACKED`) into per-slot (counts, min/max, sums).
+
+    Sums were taken around a shift ``c`` per slot: with ``n`` finite values, ``S1 = sum(x - c)`` and
+    ``S2 = sum((x - c)^2)`` give the mean ``c + S1/n`` and ``M2 = S2 - S1^2/n``. Two numpy reductions,
+    then plain floats per slot: this runs once per statistics call, on a few KiB."""
+    added, least = p[:, :, :9].sum(axis=0).tolist(), p[:, :, 9:13].min(axis=0).tolist()
+    shifts = p[0, :, 13].tolist()
+    slots = len(shifts)
+    cnt = np.zeros((slots, CNT), np.int64)
+    val = np.zeros((slots, VAL), to_numpy_dtype(dt))
+    acc = np.zeros((slots, ACC), np.float64)
+    for k, (sums, mins, c) in enumerate(zip(added, least, shifts, strict=True)):
+        cnt[k] = (*sums[:5], mins[0])
+        n = sums[0]
+        if n > 0:
+            val[k] = mins[1], -mins[2]
+        for h, shift, t1, t2 in ((0, c, sums[5], sums[6]), (3, abs(c), sums[7], sums[8])):
+            acc[k, h] = shift + t1 / n if n > 0 else 0.0
+            acc[k, h + 1] = max(t2 - t1 * t1 / n, 0.0) if n > 0 else 0.0
+            acc[k, h + 2] = t1 + n * shift
+        acc[k, 6] = mins[3]
+    return cnt, val, acc

@@ -20,7 +20,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,11 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
         for segment in c.plan.segments:  # one module graph per plan segment, named by the plan
             module.add_graph(segment.name, c.segment_graph(segment.id))
             module_graphs[graph.name].append(segment.name)
+    if request.get("textures"):
+        from graphlab.export.texture_kernels import copy_graphs  # import cost: Taichi, loaded in the child only
+
+        for name, graph in copy_graphs({(fmt, int(ndim)) for fmt, ndim in request["textures"]}).items():
+            module.add_graph(name, graph)
     progress("save", 0.7)
     folder = Path(request["module_dir"])
     folder.mkdir(parents=True, exist_ok=True)
@@ -121,6 +126,23 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
         "cpu_max_num_threads": _threads() if arch == "x64" else None,
         "module_graphs": module_graphs,
     }
+
+
+def _size_temps(compiled: Sequence[Any], values: dict[str, Any], dims: Mapping[str, int]) -> None:
+    """Allocate, from the manifest's dims, the temps no input sizes (the C host does the same).
+
+    A temp whose dims only temps use (a grid of ``G`` x ``G`` beside particles of ``n``) cannot be
+    sized from the inputs, so the reference run would refuse to start without these.
+    """
+    from graphlab.bridge.runtime import new_ndarray  # import cost: Taichi
+
+    for c in compiled:
+        for arg in c.args.values():
+            if arg.name in values or arg.kind != "ndarray" or (arg.shape is None and arg.ndim):
+                continue
+            shape = tuple(d if isinstance(d, int) else dims.get(d, -1) for d in arg.shape or ())
+            if all(d >= 0 for d in shape):
+                values[arg.name] = new_ndarray(arg.dtype or "f32", shape, arg.element_shape)
 
 
 def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,6 +163,9 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     if arch != request["arch"]:
         return {"fallback": arch}
     compiled = [compile_graph(graph) for graph in _graphs(request, kernels)]
+    formats: dict[str, str] = dict(request.get("textures") or {})
+    if formats:
+        from graphlab.export.texture_kernels import read_texture, write_texture  # import cost: Taichi
     values: dict[str, Any] = {}
     for path in sorted(Path(request["inputs_dir"]).glob("*.npy")):
         array = np.load(path)
@@ -150,8 +175,11 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
         if arg.kind == "ndarray":
             values[arg.name] = new_ndarray(arg.dtype or "f32", array.shape[: arg.ndim], arg.element_shape)
             values[arg.name].from_numpy(array)
+        elif arg.name in formats:  # a texture, filled by the copy kernel the module's host uses too
+            values[arg.name] = write_texture(array, formats[arg.name])
         else:
             values[arg.name] = array.item() if arg.kind == "scalar" else array
+    _size_temps(compiled, values, request.get("dims") or {})
     per_graph = [{k: v for k, v in values.items() if k in c.args} for c in compiled]
     events: list[list[Any]] = []
 
@@ -172,7 +200,9 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     out = Path(request["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
     for name, value in values.items():
-        if hasattr(value, "to_numpy"):
+        if name in formats:
+            np.save(out / f"{name}.npy", read_texture(value, formats[name]))
+        elif hasattr(value, "to_numpy"):
             np.save(out / f"{name}.npy", value.to_numpy())
     frames = int(request["frames"])
     return {

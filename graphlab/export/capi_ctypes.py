@@ -28,6 +28,8 @@ __all__ = [
     "Memory",
     "TiArgument",
     "TiArgumentValue",
+    "TiImageAllocateInfo",
+    "TiImageExtent",
     "TiMemoryAllocateInfo",
     "TiMemorySlice",
     "TiNamedArgument",
@@ -37,6 +39,7 @@ __all__ = [
     "TiScalarValue",
     "TiTensor",
     "TiTensorValueWithLength",
+    "TiTexture",
     "c_api",
     "taichi_c_api_dir",
 ]
@@ -72,8 +75,24 @@ class TiTensor(ctypes.Structure):
     _fields_ = [("type", ctypes.c_uint32), ("contents", TiTensorValueWithLength)]
 
 
-class TiArgumentValue(ctypes.Union):  # TiTexture left out: smaller than TiNdArray, so the size holds
-    _fields_ = [("i32", ctypes.c_int32), ("f32", ctypes.c_float), ("ndarray", TiNdArray),
+class TiImageExtent(ctypes.Structure):
+    _fields_ = [("width", ctypes.c_uint32), ("height", ctypes.c_uint32), ("depth", ctypes.c_uint32),
+                ("array_layer_count", ctypes.c_uint32)]  # fmt: skip
+
+
+class TiImageAllocateInfo(ctypes.Structure):
+    _fields_ = [("dimension", ctypes.c_uint32), ("extent", TiImageExtent), ("mip_level_count", ctypes.c_uint32),
+                ("format", ctypes.c_uint32), ("export_sharing", ctypes.c_uint32),
+                ("usage", ctypes.c_uint32)]  # fmt: skip
+
+
+class TiTexture(ctypes.Structure):
+    _fields_ = [("image", ctypes.c_void_p), ("sampler", ctypes.c_void_p), ("dimension", ctypes.c_uint32),
+                ("extent", TiImageExtent), ("format", ctypes.c_uint32)]  # fmt: skip
+
+
+class TiArgumentValue(ctypes.Union):
+    _fields_ = [("i32", ctypes.c_int32), ("f32", ctypes.c_float), ("ndarray", TiNdArray), ("texture", TiTexture),
                 ("scalar", TiScalar), ("tensor", TiTensor)]  # fmt: skip
 
 
@@ -106,6 +125,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "ti_map_memory": (_H, [_H, _H]),
     "ti_unmap_memory": (None, [_H, _H]),
     "ti_copy_memory_device_to_device": (None, [_H, _P(TiMemorySlice), _P(TiMemorySlice)]),
+    "ti_allocate_image": (_H, [_H, _P(TiImageAllocateInfo)]),
+    "ti_free_image": (None, [_H, _H]),
     "ti_load_aot_module": (_H, [_H, ctypes.c_char_p]),
     "ti_destroy_aot_module": (None, [_H]),
     "ti_get_aot_module_compute_graph": (_H, [_H, ctypes.c_char_p]),

@@ -9,6 +9,8 @@ module, and the manifest keeps the plan's tree as JSON::
     {"op": "cond", "node": "branch", "flag": "flag", "then": [...], "else": [...] or null}
     {"op": "loop", "node": "solve", "while": "flag", "count": null, "max_iter": 5000, "body": [...]}
 
+A while loop with ``check_every`` other than 1 also has ``"check_every": k`` (absent means 1).
+
 A graph without control flow stays one module graph named after it and has no tree (``control``
 absent). Reading a manifest (:mod:`graphlab.export.manifest`) gives the same plan ops back, segments
 numbered in program order as :func:`graphlab.plan.build_plan` numbers them, so ``gl.load_module``
@@ -56,8 +58,10 @@ def _op_json(op: Op, order: Sequence[str]) -> dict[str, Any]:
         return {"op": "cond", "node": op.node_id, "flag": op.flag, "then": _ops_json(op.then, order),
                 "else": other}  # fmt: skip
     assert isinstance(op, Iterate)
-    return {"op": "loop", "node": op.node_id, "while": op.while_, "count": op.count,
-            "max_iter": op.max_iter, "body": _ops_json(op.body, order)}  # fmt: skip
+    loop = {"op": "loop", "node": op.node_id, "while": op.while_, "count": op.count, "max_iter": op.max_iter}
+    if op.check_every != 1:  # the flag is read after every check_every-th iteration only
+        loop["check_every"] = op.check_every
+    return {**loop, "body": _ops_json(op.body, order)}
 
 
 # --- events of a run -------------------------------------------------------------------------------

@@ -47,19 +47,23 @@ from graphlab.export.capi import (
     TI_DATA_TYPE,
 )
 from graphlab.export.capi_ctypes import Buffer, CApi, Memory, TiNamedArgument, c_api
+from graphlab.export.cruntime_textures import Images, check_texels, texture_formats
 from graphlab.export.errors import UnknownGraphError
 from graphlab.export.manifest import (
     MANIFEST_FORMAT,
     GraphSpec,
     Manifest,
     manifest_error,
+    module_folder,
     read_manifest,
 )
 from graphlab.export.seal import check_files
-from graphlab.names import check_dim_size
+from graphlab.names import check_dim_size, shown
 from graphlab.plan import ControlEvent, Segment, run_plan
 from graphlab.runvalues import Problem, array_problem, dims_problem, number_problem, numpy_dtype
+from graphlab.shape_facts import first_violation
 from graphlab.spec import DTYPE_BYTES, Arg
+from graphlab.texels import TEXTURE_KINDS, texel_format
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -121,10 +125,10 @@ def _check_names(graph: GraphSpec, values: Mapping[str, Any]) -> None:
     known = [a.name for a in graph.args]
     for name in values:
         if name not in known:
-            close = difflib.get_close_matches(name, known, 1)
+            close = difflib.get_close_matches(name, known, 1) if isinstance(name, str) else []
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise GraphRunError(
-                f"graph {graph.name!r} has no arg {name!r}; {hint}its args: {', '.join(known)}", arg=name
+                f"graph {graph.name!r} has no arg {shown(name)}; {hint}its args: {', '.join(known)}", arg=name
             )
     missing = [a.name for a in graph.args if a.name not in values and a.role != "temp"]
     if missing:
@@ -165,10 +169,13 @@ def _check_scalar(graph: GraphSpec, arg: Arg, value: Any) -> np.ndarray:
     if arg.kind == "scalar" and arg.dtype not in SCALAR_PASSING:
         fix = f"export it as {', '.join(C_SCALARS)} or as a 1-element ndarray"
         raise _fail(graph, arg, f"a {arg.dtype} scalar cannot cross Taichi 1.7.4's C-API; {fix}")
-    got = np.asarray(value)
-    if got.dtype.kind not in "iuf":
+    try:
+        got: np.ndarray | None = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):  # a ragged nested list
+        got = None
+    if got is None or got.dtype.kind not in "iuf":
         expected = "an int" if want.kind in "iu" else "a number"
-        raise _fail(graph, arg, f"expected {expected} ({arg.dtype}), got {value!r}")
+        raise _fail(graph, arg, f"expected {expected} ({arg.dtype}), got {shown(value)}")
     shape = arg.element_shape if arg.kind == "matrix" else ()
     if got.shape != shape:
         raise _fail(graph, arg, f"expected shape {shape}, got {got.shape}")
@@ -189,16 +196,27 @@ def _temp_shape(graph: GraphSpec, arg: Arg, dims: Mapping[str, int]) -> tuple[in
     return (*(d if isinstance(d, int) else dims[d] for d in arg.shape), *arg.element_shape)
 
 
-def bind_values(graph: GraphSpec, values: Mapping[str, Any], default_dims: Mapping[str, int]) -> _Bound:
-    """Check ``values`` against a graph of the manifest; raise GraphRunError before any launch."""
+def bind_values(
+    graph: GraphSpec,
+    values: Mapping[str, Any],
+    default_dims: Mapping[str, int],
+    formats: Mapping[str, str] | None = None,
+) -> _Bound:
+    """Check ``values`` against a graph of the manifest; raise GraphRunError before any launch.
+
+    ``formats``: the image format of each texture arg (:func:`cruntime_textures.texture_formats`).
+    """
     _check_names(graph, values)
     dims: dict[str, int] = {}
     owners: dict[str, str] = {}
     bound = _Bound({}, {}, {})
     for arg in graph.args:
-        if arg.kind in ("texture", "rw_texture"):
-            raise _fail(graph, arg, "textures cannot be passed through load_module yet; run the graph from Python")
-        if arg.kind == "ndarray" and arg.name in values:
+        if arg.kind in TEXTURE_KINDS:  # texels: float32, the texture's dims then its channels
+            fmt = (formats or {}).get(arg.name) or texel_format(arg.kind, arg.fmt)
+            where = f"graph {graph.name!r}, arg {arg.name!r}"
+            bound.arrays[arg.name] = check_texels(where, arg, fmt, values.get(arg.name), dims, owners)
+            bound.shapes[arg.name] = bound.arrays[arg.name].shape
+        elif arg.kind == "ndarray" and arg.name in values:
             bound.arrays[arg.name] = _check_array(graph, arg, values[arg.name], dims, owners)
             bound.shapes[arg.name] = bound.arrays[arg.name].shape
         elif arg.kind != "ndarray":
@@ -210,6 +228,9 @@ def bind_values(graph: GraphSpec, values: Mapping[str, Any], default_dims: Mappi
     for name, shape in bound.shapes.items():  # the C API takes u32 dims: refuse what it would truncate
         for axis, size in enumerate(shape):
             check_dim_size(size, f"graph {graph.name!r}, arg {name!r}: shape[{axis}]", error=GraphRunError)
+    broken = first_violation(graph.relations, bound.shapes)  # the kernels' loops: a short array would crash
+    if broken is not None:
+        raise GraphRunError(f"graph {graph.name!r}: {broken[1]}", arg=broken[0].arg)
     return bound
 
 
@@ -252,8 +273,10 @@ class Graph:
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}({', '.join(a.name for a in self.spec.args)}) of {self.module.path}>"
 
-    def run(self, **values: Any) -> dict[str, np.ndarray]:
-        """Run the graph once; every numpy array given is updated in place with its result.
+    def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> dict[str, np.ndarray]:
+        """Run the graph once: ``run({"x": x, ...})`` or ``run(x=x, ...)``, as ``CompiledGraph.run`` takes them.
+
+        Every numpy array given is updated in place with its result.
 
         A graph with conditionals or loops launches its segments and reads its flags between them
         (each read waits for the device); ``last_events`` then says what it decided.
@@ -263,13 +286,29 @@ class Graph:
         from the dims the values set, else the manifest's ``dims``. Nothing is launched unless every
         value fits. Returns the given arrays by name (the caller's own objects).
         """
+        if values is not None and not isinstance(values, Mapping):
+            got = type(values).__name__
+            raise GraphRunError(
+                f"graph {self.name!r}: run() takes a dict of values by arg name (or keywords), not {got}"
+            )
+        clash = sorted(set(values or {}) & set(kwargs))
+        if clash:
+            raise GraphRunError(f"graph {self.name!r}: {', '.join(clash)} given both in the dict and as keywords")
+        values = {**(values or {}), **kwargs}
         module, api = self.module, self.module._api
-        bound = bind_values(self.spec, values, module.manifest.dims)
+        bound = bind_values(self.spec, values, module.manifest.dims, module._texture_formats)
         memory = module._memory()
         buffers = module._buffers_for(self.spec, bound.shapes, uploaded=bound.arrays)
         for name, array in bound.arrays.items():
             memory.upload(buffers[name], np.ascontiguousarray(array))
-        self.last_events = self._execute(bound, buffers, memory)
+        images = Images(api, module._runtime, module._handles[0], module._texture_formats)
+        textures = [arg for arg in self.spec.args if arg.kind in TEXTURE_KINDS]
+        for arg in textures:  # texels: buffer -> image, by the module's copy graph
+            images.allocate(arg, bound.shapes[arg.name])
+            images.copy(arg, buffers[arg.name], to_image=True)
+        self.last_events = self._execute(bound, buffers, memory, images)
+        for arg in textures:
+            images.copy(arg, buffers[arg.name], to_image=False)
         results = {name: np.empty(array.shape, array.dtype) for name, array in bound.arrays.items()}
         for name, out in results.items():
             memory.queue_download(buffers[name], out.nbytes)
@@ -277,25 +316,30 @@ class Graph:
         for name, out in results.items():
             memory.download(buffers[name], out)
             bound.arrays[name][...] = out
+        images.free()
         return dict(bound.arrays)
 
-    def _arguments(self, segment: Segment, bound: _Bound, buffers: Mapping[str, Buffer]) -> Any:
+    def _arguments(self, segment: Segment, bound: _Bound, buffers: Mapping[str, Buffer], images: Images) -> Any:
         """The named arguments of one module graph: the args it takes, by name."""
         specs = {arg.name: arg for arg in self.spec.args}
         args = (TiNamedArgument * len(segment.args))()
         for named, name in zip(args, segment.args):
             arg = specs[name]
-            if arg.kind == "ndarray":
+            if arg.kind in TEXTURE_KINDS:
+                images.fill(named, name)
+            elif arg.kind == "ndarray":
                 _fill(named, arg, (buffers[name].memory, bound.shapes[name]))
             else:
                 _fill(named, arg, bound.scalars[name])
         return args
 
-    def _execute(self, bound: _Bound, buffers: Mapping[str, Buffer], memory: Memory) -> list[ControlEvent]:
+    def _execute(
+        self, bound: _Bound, buffers: Mapping[str, Buffer], memory: Memory, images: Images
+    ) -> list[ControlEvent]:
         """Launch the module graphs of the plan in the cursor's order, reading flags on the host at each decision."""
         api, runtime = self.module._api, self.module._runtime
         plan = self.spec.plan
-        arguments = {s.id: self._arguments(s, bound, buffers) for s in plan.segments}
+        arguments = {s.id: self._arguments(s, bound, buffers, images) for s in plan.segments}
 
         def launch(segment: Segment) -> None:
             args = arguments[segment.id]
@@ -359,6 +403,7 @@ class Module:
         self.graphs: Mapping[str, Graph] = _Graphs(self.path, graphs)
         self._buffers: dict[str, Buffer] = {}
         self._slot_of = {name: f"slot {slot}" for slot, names in manifest.slots.items() for name in names}
+        self._texture_formats = texture_formats(manifest)
 
     def _module_graphs(self, spec: GraphSpec) -> dict[str, int]:
         """Handles of the module graphs a graph launches (itself, or its segments)."""
@@ -372,6 +417,35 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<Module {self.path} arch={self.arch} graphs={list(self.graphs)}>"
+
+    def debug_steps(self, graph: str) -> dict[str, Graph]:
+        """Dispatch node id -> the module graph that runs only that dispatch, from the debug variant
+        ``gl.export(..., debug=True)`` recorded for ``graph``; UnknownGraphError without one."""
+        steps = self.manifest.debug_steps.get(graph)
+        if steps is None:
+            recorded = ", ".join(self.manifest.debug_steps) or "none"
+            raise UnknownGraphError(
+                f"module {self.path} has no debug variant of graph {graph!r} (recorded: {recorded}); "
+                "export it with gl.export(..., debug=True)"
+            )
+        return {node_id: self.graphs[name] for node_id, name in steps.graphs.items()}
+
+    def run_steps(self, graph: str, values: Mapping[str, Any]) -> Iterator[str]:
+        """Run ``graph`` dispatch by dispatch through its debug variant, in its recorded order, on
+        ``values`` (numpy arrays, written in place); yields each node id once its dispatch ran, so
+        the caller can look at the arrays between dispatches."""
+        steps = self.debug_steps(graph)
+        order = self.manifest.debug_steps[graph].order
+        if order is None:
+            raise UnknownGraphError(
+                f"graph {graph!r} of module {self.path} has control flow: its order of dispatches is decided "
+                "at run time; step it with debug_steps() in the order the host decides"
+            )
+        for node_id in order:
+            one = steps[node_id]
+            names = {arg.name for arg in one.spec.args}
+            one.run({k: v for k, v in values.items() if k in names})
+            yield node_id
 
     def __enter__(self) -> Module:
         return self
@@ -399,7 +473,7 @@ class Module:
         need: dict[str, int] = {}
         uploaded_keys = {self._slot_of.get(name, name) for name in uploaded}
         for arg in graph.args:
-            if arg.kind == "ndarray":
+            if arg.kind == "ndarray" or arg.kind in TEXTURE_KINDS:  # a texture's buffer holds its texels
                 keys[arg.name] = key = self._slot_of.get(arg.name, arg.name)
                 nbytes = int(np.prod(shapes[arg.name], dtype=np.int64)) * DTYPE_BYTES[arg.dtype or "f32"]
                 need[key] = max(need.get(key, 0), nbytes)
@@ -471,4 +545,4 @@ def load_module(path: str | os.PathLike[str]) -> Module:
     graphlab.errors.GraphRunError: graph 'demo', arg 'x': expected dtype float32 (f32), got float64...; ...
     >>> module.close()
     """
-    return Module(read_manifest(Path(path)))
+    return Module(read_manifest(module_folder(path)))

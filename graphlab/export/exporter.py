@@ -48,15 +48,26 @@ from graphlab.errors import ToolMissingError
 from graphlab.export._child import VULKAN_CAPS, run_watched
 from graphlab.export.capi import C_SCALARS
 from graphlab.export.control import plan_to_json
+from graphlab.export.debug_variant import debug_entry, step_graphs
 from graphlab.export.errors import ExportError, OutputPathError
-from graphlab.export.folders import check_target, move_into_place, remove_stale_folders, temporary_folder
-from graphlab.export.manifest import ARCHS, Manifest, Sample, arg_entry, read_manifest, write_manifest
+from graphlab.export.folders import (
+    check_target,
+    make_parents,
+    move_into_place,
+    output_folder,
+    remove_made,
+    remove_stale_folders,
+    temporary_folder,
+)
+from graphlab.export.manifest import ARCHS, Manifest, Sample, arg_entry, read_manifest, relation_entry, write_manifest
 from graphlab.export.seal import file_digests
 from graphlab.export.values import collect_values, exported_args, plan_memory, written_args
 from graphlab.graph import Graph
 from graphlab.graphfile import dumps
 from graphlab.plan import Plan, build_plan
+from graphlab.shape_facts import graph_shape_relations
 from graphlab.spec import Arg
+from graphlab.texels import TEXTURE_KINDS, texel_format
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -181,12 +192,7 @@ def check_c_runtime(graphs: Sequence[Graph]) -> None:
     for graph in graphs:
         for arg in exported_args(graph):
             where = f"graph {graph.name!r}, arg {arg.name!r}"
-            if arg.kind in ("texture", "rw_texture"):
-                problems.append(
-                    f"{where} is a {arg.kind}: the C host and gl.load_module do not pass textures; "
-                    "use an ndarray, or run this graph from Python"
-                )
-            elif arg.kind == "scalar" and arg.dtype not in C_SCALARS:
+            if arg.kind == "scalar" and arg.dtype not in C_SCALARS:
                 problems.append(
                     f"{where} is a {arg.dtype} scalar, which Taichi 1.7.4's C-API cannot pass; "
                     f"declare it as one of {', '.join(C_SCALARS)}, or as a 1-element ndarray"
@@ -217,6 +223,7 @@ def export(
     tcm: bool = True,
     cpu_threads: int | None = None,
     timeout: float = 600.0,
+    debug: bool = False,
 ) -> ExportResult:
     """Export graphs as one Taichi AOT module with ``manifest.json``, sources and a C host program.
 
@@ -225,7 +232,9 @@ def export(
     graph
         A graph, or several that share one module (and their args by name).
     path
-        The folder to write; it must not exist unless ``overwrite=True``.
+        The folder to write; it must not exist unless ``overwrite=True``. ``..`` is resolved by
+        name; missing parent folders are made only once every input was checked, and removed
+        again if the export fails.
     overwrite
         Replace an existing folder, only one gl.export wrote: holding no file beyond its manifest,
         what that lists and the generated ``host/``; never a symbolic link (see the module docs).
@@ -246,6 +255,10 @@ def export(
     timeout
         Seconds the compiling child process may take; past them it is stopped and the export
         fails, leaving nothing at ``path``.
+    debug
+        Also export a debug variant of each graph: one module graph per dispatch node
+        (``<graph>_step<i>``), recorded in the manifest's ``debug_steps``, so the module can be
+        stepped dispatch by dispatch (``Module.debug_steps``; ``dbg.compare(folder)`` uses them).
 
     Returns
     -------
@@ -288,12 +301,26 @@ def export(
     started = time.perf_counter()
     graphs = [graph] if not isinstance(graph, Sequence) else list(graph)
     _check_graphs(graphs)
+    if not isinstance(debug, bool):
+        raise ExportError(f"debug={debug!r}: give True (also export a per-dispatch debug variant) or False")
+    debug_steps: dict[str, Any] = {}
+    if debug:
+        variants = {g.name: step_graphs(g) for g in graphs}
+        taken = {g.name for g in graphs}
+        clash = sorted(one.name for steps in variants.values() for _, one in steps if one.name in taken)
+        if clash:
+            raise ExportError(
+                f"export(debug=True): the debug variant's graphs {clash} have the names of graphs being "
+                "exported; rename those graphs"
+            )
+        debug_steps = {g.name: debug_entry(g, variants[g.name]) for g in graphs}
+        graphs = graphs + [one for steps in variants.values() for _, one in steps]
     arch = normalize_arch(arch)
     if cpu_threads is not None and (
         isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 1
     ):
         raise ExportError(f"cpu_threads={cpu_threads!r}: give a positive int, or None for every core")
-    target = Path(path).expanduser().absolute()
+    target = output_folder(path)
     check_target(target, overwrite)
     remove_stale_folders(target.parent)
     check_arch_available(arch)
@@ -308,7 +335,12 @@ def export(
         memory = plan_memory(graphs, default_dims, samples)
         report("carry", 0.1)
         payload = carry_kernels(dict.fromkeys(k.fn for g in graphs for k in g.kernels))
-        tmp = temporary_folder(target)
+        made = make_parents(target)  # only now: a refused export leaves no empty folders behind
+        try:
+            tmp = temporary_folder(target)
+        except BaseException:
+            remove_made(made)
+            raise
         try:
             _build(
                 tmp,
@@ -323,11 +355,13 @@ def export(
                 samples=samples,
                 memory=memory,
                 plans=plans,
+                debug_steps=debug_steps,
             )
             report("finish", 0.97)
             move_into_place(tmp, target, overwrite)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
+            remove_made(made)
             raise
         report("done", 1.0)
     finally:
@@ -366,6 +400,7 @@ def _build(
     samples: dict[str, Sample],
     memory: dict[str, Any],
     plans: Mapping[str, Plan],
+    debug_steps: Mapping[str, Any] | None = None,
 ) -> None:
     """Fill ``tmp``: module/ (in the child), source/, manifest.json and host/."""
     from graphlab.export.hostgen import generate_host  # import cost: Taichi
@@ -375,7 +410,7 @@ def _build(
     request = {
         "payload": payload, "graphs": sources, "arch": arch, "threads": threads if arch == "x64" else None,
         "caps": vulkan_caps(graphs) if arch == "vulkan" else [], "module_dir": str(tmp / "module"),
-        "tcm": str(tmp / tcm_name) if tcm_name else None,
+        "tcm": str(tmp / tcm_name) if tcm_name else None, "textures": texture_copies(graphs, samples),
     }  # fmt: skip
     answer = run_watched(CHILD_ENTRY, request, report, workdir=tmp, timeout=timeout)
     (tmp / ".progress.jsonl").unlink(missing_ok=True)
@@ -400,6 +435,7 @@ def _build(
         "source": {"graphs": {g.name: f"source/{g.name}.graph.json" for g in graphs},
                    "kernels": "source/kernels.json"},
         "files": file_digests(tmp, entries),
+        **({"debug_steps": dict(debug_steps)} if debug_steps else {}),
     })  # fmt: skip
     report("host", 0.92)
     generate_host(tmp)
@@ -414,6 +450,9 @@ def _graph_entry(graph: Graph, samples: Mapping[str, Sample], plan: Plan) -> dic
         "writes": written_args(graph),
         "args": [arg_entry(a, samples.get(a.name)) for a in args],
     }
+    relations = graph_shape_relations(graph)
+    if relations:
+        entry["shape_relations"] = [relation_entry(r) for r in relations]
     control = plan_to_json(plan, [a.name for a in args])
     if control is not None:
         entry["control"] = control
@@ -446,6 +485,15 @@ def _check_module_graphs(compiled: Mapping[str, list[str]], plans: Mapping[str, 
     planned = {name: module_graph_names(plan) for name, plan in plans.items()}
     if dict(compiled) != planned:
         raise ExportError(f"the export child compiled module graphs {compiled}, but {planned} were planned")
+
+
+def texture_copies(graphs: Sequence[Graph], samples: Mapping[str, Sample]) -> list[tuple[str, int]]:
+    """The (image format, dims) of the texture args: the module gets a copy graph pair for each."""
+    found = set()
+    for arg in (a for g in graphs for a in exported_args(g) if a.kind in TEXTURE_KINDS):
+        sample = samples.get(arg.name)
+        found.add((texel_format(arg.kind, arg.fmt, sample.fmt if sample else None), arg.ndim))
+    return sorted(found)
 
 
 def vulkan_caps(graphs: Sequence[Graph]) -> list[str]:

@@ -9,6 +9,7 @@ gl.export's own naming made on this machine by a process that is gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,15 +18,19 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from graphlab.export.errors import ManifestError, OutputPathError
+from graphlab.export.errors import ExportError, ManifestError, OutputPathError
 from graphlab.export.seal import listed_files, walk_files
+from graphlab.names import shown
 
 __all__ = [
     "HOST_FILES",
     "check_replaceable",
     "check_target",
     "host_tag",
+    "make_parents",
     "move_into_place",
+    "output_folder",
+    "remove_made",
     "remove_stale_folders",
     "temporary_folder",
 ]
@@ -50,11 +55,54 @@ def _own_prefix(target: Path, kind: str) -> str:
     return f".{target.name}.{kind}-{host_tag()}-{os.getpid()}-"
 
 
+def output_folder(path: object) -> Path:
+    """``path`` as an absolute Path, or an error saying why it cannot name a folder, before anything is written.
+
+    A NUL, a character UTF-8 cannot encode (an undecodable byte of a file name: the path goes into
+    JSON for the compiling child) or an unknown ``~user`` would otherwise fail later as a raw
+    ValueError, ChildRunError or RuntimeError. ``..`` is resolved by name, so ``a/../b`` is ``b``.
+    """
+    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        raise ExportError(f"path={shown(path)}: give the output folder as a str or pathlib.Path")
+    problem = None
+    if not text:
+        problem = "it is empty"
+    elif "\0" in text:
+        problem = f"it holds a NUL character at index {text.index(chr(0))}"
+    else:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            problem = f"character {text[exc.start]!r} at index {exc.start} is not valid Unicode"
+    if problem is not None:
+        raise OutputPathError(
+            f"output path {shown(text)} cannot name a folder ({problem}); choose another path", path=Path(text)
+        )
+    try:  # '..' is resolved by name (as os.path.normpath does): "a/../b" must not leave an empty "a" behind
+        return Path(os.path.normpath(Path(text).expanduser().absolute()))
+    except (RuntimeError, OSError) as exc:  # "~nobody/x"; a working folder that was deleted
+        raise OutputPathError(
+            f"output path {shown(text)}: {exc}; write the folder's path out in full", path=Path(text)
+        ) from exc
+
+
 def check_target(target: Path, overwrite: bool) -> None:
-    """Refuse an existing target (unless ``overwrite`` and gl.export wrote it) or a folder that cannot be created."""
-    if target.is_symlink():
+    """Refuse an existing target (unless ``overwrite`` and gl.export wrote it) or a path the system refuses.
+
+    Nothing is created here: the missing parent folders are made by :func:`make_parents` only once
+    every other input was checked, so a refused export leaves no empty folders behind.
+    """
+    try:
+        is_link, exists = target.is_symlink(), target.exists()
+    except OSError as exc:  # a name or path too long for the file system
+        raise OutputPathError(
+            f"cannot use {shown(str(target))} as an output folder: {exc.strerror or exc}; choose another path",
+            path=target,
+        ) from exc
+    if is_link:
         raise _link_error(target)
-    if target.exists():
+    if exists:
         if not overwrite:
             raise OutputPathError(
                 f"{target} already exists; pass overwrite=True (--overwrite on the command line) to replace "
@@ -62,13 +110,27 @@ def check_target(target: Path, overwrite: bool) -> None:
                 path=target,
             )
         check_replaceable(target, target)
+
+
+def make_parents(target: Path) -> list[Path]:
+    """Create the target's missing parent folders; return those made, outermost first (see :func:`remove_made`)."""
+    made = [folder for folder in reversed(target.parents) if not folder.exists()]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        remove_made(made)
         raise OutputPathError(
             f"cannot create the folder {target.parent} for {target}: {exc.strerror or exc}; choose a writable location",
             path=target,
         ) from exc
+    return made
+
+
+def remove_made(folders: list[Path]) -> None:
+    """Remove the folders :func:`make_parents` made, innermost first, each only while it is empty."""
+    for folder in reversed(folders):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _link_error(target: Path) -> OutputPathError:

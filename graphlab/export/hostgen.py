@@ -41,6 +41,7 @@ from graphlab.export.errors import HostBuildError, HostGenError
 from graphlab.names import MAX_DIM_SIZE, name_problem, shown
 from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
 from graphlab.spec import Arg
+from graphlab.texels import TEXEL_CHANNELS, TEXTURE_KINDS, download_graph, format_problem, texel_format, upload_graph
 
 __all__ = ["build_host", "c_string_literal", "cmake_string", "generate_host"]
 
@@ -80,8 +81,10 @@ def _args_of(manifest: Manifest) -> dict[str, Arg]:
             where = f"manifest.json: graph {graph.name!r}, arg {arg.name!r}"
             if arg.ndim > 8 or len(arg.element_shape) > 2:
                 raise HostGenError(f"{where}: the host takes up to 8 field dims and 2 element dims")
-            if arg.kind in ("texture", "rw_texture"):
-                raise HostGenError(f"{where}: the C host does not pass textures yet; run this graph from Python")
+            if arg.kind in TEXTURE_KINDS:
+                problem = format_problem(_texel_format(manifest, arg))
+                if problem is not None:
+                    raise HostGenError(f"{where}: {problem}; re-export it with such a format")
             if arg.kind == "scalar" and arg.dtype not in C_SCALARS:
                 fix = f"use one of {', '.join(C_SCALARS)} or a 1-element ndarray"
                 raise HostGenError(f"{where}: a {arg.dtype} scalar cannot cross Taichi 1.7.4's C-API; {fix}")
@@ -95,6 +98,22 @@ def _args_of(manifest: Manifest) -> dict[str, Arg]:
     if not args:  # C has no empty arrays, and a host without args could neither feed nor read a graph
         raise HostGenError("manifest.json: no graph takes an arg, so the host has nothing to pass; give one an arg")
     return args
+
+
+def _texel_format(manifest: Manifest, arg: Arg) -> str:
+    sample = manifest.samples.get(arg.name)
+    return texel_format(arg.kind, arg.fmt, sample.fmt if sample else None)
+
+
+def _texture_rows(manifest: Manifest, args: dict[str, Arg], index: dict[str, int]) -> list[str]:
+    """The TEXTURES table: each texture arg's image format and the module graphs that fill and read it."""
+    rows = []
+    for arg in (a for a in args.values() if a.kind in TEXTURE_KINDS):
+        fmt = _texel_format(manifest, arg)
+        upload, download = _c_string(upload_graph(fmt, arg.ndim)), _c_string(download_graph(fmt, arg.ndim))
+        rows.append([str(index[arg.name]), f"TI_FORMAT_{fmt.upper()}", upload, download])
+    lines = _c_rows(rows, ["arg", "format", "upload", "download"]) if rows else []
+    return [*lines, "    {-1, TI_FORMAT_UNKNOWN, NULL, NULL}, /* end */"]
 
 
 def c_string_literal(text: str) -> str:
@@ -163,11 +182,14 @@ def _tables(manifest: Manifest) -> dict[str, str]:
     rows = []
     for arg in args.values():
         dtype = (arg.dtype or "").upper()
+        element = arg.element_shape
+        if arg.kind in TEXTURE_KINDS:  # on the host: float32 texels, one axis of channels
+            dtype, element = "F32", (TEXEL_CHANNELS[_texel_format(manifest, arg)],)
         shape = ", ".join(_c_string(d) for d in (arg.shape or [None] * arg.ndim)) or "NULL"
         rows.append([
             _c_string(arg.name), f"KIND_{arg.kind.upper()}", f"ROLE_{arg.role.upper()}", f"NPY_{dtype}",
-            f"TI_DATA_TYPE_{dtype}", str(arg.ndim), f"{{{shape}}}", str(len(arg.element_shape)),
-            _c_list(arg.element_shape), str(slot_of.get(arg.name, -1)),
+            f"TI_DATA_TYPE_{dtype}", str(arg.ndim), f"{{{shape}}}", str(len(element)),
+            _c_list(element), str(slot_of.get(arg.name, -1)),
         ])  # fmt: skip
     header = ["name", "kind", "role", "dtype", "ti_dtype", "ndim", "shape", "elem_ndim", "elem_shape", "slot"]
     segments, graphs, ops = _program_rows(manifest, index)
@@ -183,6 +205,7 @@ def _tables(manifest: Manifest) -> dict[str, str]:
         "OPS": "\n".join(_c_rows(ops, OP_HEADER)),
         "GRAPHS": "\n".join(_c_rows(graphs, ["name", "arg_count", "args", "body", "body_len"])),
         "DIMS": "\n".join([*(_c_rows(dims) if dims else []), "    {NULL, 0}, /* end */"]),
+        "TEXTURES": "\n".join(_texture_rows(manifest, args, index)),
     }
 
 
@@ -205,7 +228,7 @@ def generate_host(out_dir: str | os.PathLike[str], *, manifest: Manifest | None 
     Raises
     ------
     HostGenError
-        The manifest has something the host cannot pass (a texture, an f64 scalar) or two graphs
+        The manifest has something the host cannot pass (an integer-format texture, an f64 scalar) or two graphs
         disagree about an arg of one name.
     """
     out = Path(out_dir)
@@ -231,6 +254,8 @@ def generate_host(out_dir: str | os.PathLike[str], *, manifest: Manifest | None 
 
 
 def _describe(arg: Arg) -> str:
+    if arg.kind in TEXTURE_KINDS:
+        return f"{arg.kind}[{', '.join(map(str, arg.shape)) if arg.shape else f'{arg.ndim} dims'}] {arg.role}"
     if arg.kind == "ndarray":
         shape = ", ".join(map(str, arg.shape)) if arg.shape else f"{arg.ndim} dims"
         elem = f" of {'x'.join(map(str, arg.element_shape))}" if arg.element_shape else ""
@@ -312,7 +337,9 @@ def _program_rows(manifest: Manifest, index: dict[str, int]) -> tuple[Rows, Rows
     return segment_rows, graphs, program.rows
 
 
-OP_HEADER = ["kind", "node", "segment", "flag", "count", "times", "body", "body_len", "other", "other_len"]
+OP_HEADER = [
+    "kind", "node", "segment", "flag", "count", "times", "body", "body_len", "other", "other_len", "check_every"
+]  # fmt: skip
 
 
 class _Program:
@@ -335,17 +362,18 @@ class _Program:
 
     def _row(self, plan: Plan, op: Op) -> list[str]:
         if isinstance(op, Segment):
-            return ["OP_SEGMENT", "NULL", str(self.segments[plan.graph, op.id]), "-1", "-1", "0", "0", "0", "-1", "0"]
+            return ["OP_SEGMENT", "NULL", str(self.segments[plan.graph, op.id]), "-1", "-1", "0", "0", "0", "-1", "0",
+                    "0"]  # fmt: skip
         if isinstance(op, Repeat):
             return ["OP_REPEAT", "NULL", "-1", "-1", "-1", str(op.times), *map(str, self.flatten(plan, op.body)),
-                    "-1", "0"]  # fmt: skip
+                    "-1", "0", "0"]  # fmt: skip
         if isinstance(op, Branch):
             then = self.flatten(plan, op.then)
             other = (-1, 0) if op.else_ is None else self.flatten(plan, op.else_)
             return ["OP_COND", _c_string(op.node_id), "-1", str(self.args[op.flag]), "-1", "0",
-                    *map(str, then), *map(str, other)]  # fmt: skip
+                    *map(str, then), *map(str, other), "0"]  # fmt: skip
         assert isinstance(op, Iterate)
         flag = -1 if op.while_ is None else self.args[op.while_]
         count = -1 if op.count is None else self.args[op.count]
         return ["OP_LOOP", _c_string(op.node_id), "-1", str(flag), str(count), str(op.max_iter or 0),
-                *map(str, self.flatten(plan, op.body)), "-1", "0"]  # fmt: skip
+                *map(str, self.flatten(plan, op.body)), "-1", "0", str(op.check_every)]  # fmt: skip

@@ -19,10 +19,18 @@ host, ``gl.verify``, a user's own host), so its format lives here, in one place:
 ``graphs``, ``dims``, ``memory_plan.slots``, ``files``, ``arch`` and ``taichi_version`` are what a
 host needs; a graph with conditionals or loops also has ``control``, the tree of module graphs
 (segments) and host-side decisions that runs it (see :mod:`graphlab.export.control`; without it
-the graph is one module graph of its own name). The rest (``sample``: the shape and value range
+the graph is one module graph of its own name). ``shape_relations`` lists, per graph, the shape
+relations read from its kernels' loops (:class:`graphlab.shape_facts.ShapeRelation` as plain data:
+``{"node": "substep/p2g", "arg": "J", "axis": 0, "source": "x", "source_axis": 0, ...}``), which
+``load_module`` and ``gl.verify`` check before anything runs. The rest (``sample``: the shape and value range
 the notebook's values had, ``writes``, ``source``, ``cpu_max_num_threads``) lets ``gl.verify``
-rerun the same graphs from Python. Reading never executes anything; a bad field raises
-:class:`ManifestError` naming its JSON path.
+rerun the same graphs from Python. A ``rw_texture`` arg also has its ``fmt``; a texture's ``sample``
+may name the ``fmt`` of the notebook's texture (the image format the module gives it, see
+:mod:`graphlab.texels`). ``debug_steps`` (``gl.export(..., debug=True)`` only) records each graph's
+debug variant: ``{"update": {"graphs": [["substep/p2g", "update_step0"], ...], "order": [...]}}``,
+the module graph that runs one dispatch node, and the node ids in run order (null with control
+flow), so a host can step the module (:mod:`graphlab.export.debug_variant`). Reading never
+executes anything; a bad field raises :class:`ManifestError` naming its JSON path.
 
 A manifest is also the module's seal, so reading refuses what could reach past the folder or skip
 the seal: every path it names (``files``, ``source``, ``tcm``) is relative, inside the folder, with
@@ -36,6 +44,7 @@ ManifestError too.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -47,19 +56,24 @@ from typing import Any
 from graphlab._version import __version__
 from graphlab.errors import GraphError
 from graphlab.export.errors import ManifestError
+from graphlab.limits import TEXTURE_FORMATS
+from graphlab.names import shown
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
 from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
+from graphlab.shape_facts import ShapeRelation
 from graphlab.spec import ARG_KINDS, NUMPY_DTYPES, ROLES, Arg
 
 __all__ = [
     "ARCHS",
     "MANIFEST_FORMAT",
+    "DebugSteps",
     "GraphSpec",
     "Manifest",
     "Sample",
     "arg_entry",
     "load_manifest_json",
     "manifest_error",
+    "module_folder",
     "read_manifest",
     "write_manifest",
 ]
@@ -85,13 +99,14 @@ class Sample:
     low: float | None = None
     high: float | None = None
     value: Any = None  # a scalar's number or a matrix's nested list
+    fmt: str | None = None  # a texture's ti.Format name: the image format the module gives it
 
 
 @dataclass(frozen=True)
 class GraphSpec:
     """One graph of the module: its args in launch order, the ndarrays it writes, its control tree.
 
-    The args are :class:`graphlab.spec.Arg` themselves (``fmt`` is not recorded, so it is None):
+    The args are :class:`graphlab.spec.Arg` themselves (``fmt`` is recorded for rw_textures only):
     reading builds them, so a manifest arg obeys every rule a notebook arg does.
 
     ``control`` is None for a graph without conditionals or loops: it is then one module graph.
@@ -101,6 +116,7 @@ class GraphSpec:
     args: tuple[Arg, ...]
     writes: tuple[str, ...] = ()
     control: tuple[Op, ...] | None = None
+    relations: tuple[ShapeRelation, ...] = ()  # what the kernels' loops need of the args' shapes
 
     @property
     def plan(self) -> Plan:
@@ -131,6 +147,17 @@ class Manifest:
     cpu_max_num_threads: int | None = None
     caps: tuple[str, ...] = ()
     tcm: str | None = None
+    debug_steps: dict[str, DebugSteps] = field(default_factory=dict)
+    """Graph name -> its debug variant (``gl.export(debug=True)``); empty without one."""
+
+
+@dataclass(frozen=True)
+class DebugSteps:
+    """A graph's debug variant: the module graph of each dispatch node, and the order the nodes run
+    in (None where control flow decides it at run time)."""
+
+    graphs: dict[str, str]
+    order: tuple[str, ...] | None
 
 
 _FIX = "; re-export the module or fix manifest.json"
@@ -201,6 +228,8 @@ class _Reader:
             "role": self.choice(obj, path, "role", ROLES, "state"),
             "shape": None if shape is None else self.dims(shape, f"{path}.shape", names=True),
         }
+        if kind == "rw_texture":
+            fields["fmt"] = self.choice(obj, path, "fmt", TEXTURE_FORMATS)
         try:  # the model's own rules (names, sizes up to 2**32 - 1, kinds' dims), as for a notebook arg
             return Arg(**fields)
         except GraphError as exc:
@@ -252,8 +281,11 @@ class _Reader:
             raise self.fail(path, "a loop has exactly one of 'while' (a flag) and 'count' (a scalar)")
         if flag is not None and (max_iter is None or max_iter < 1):
             raise self.fail(f"{path}.max_iter", f"a while loop needs a positive max_iter, got {max_iter!r}")
+        check_every = self.get(obj, path, "check_every", int, 1)
+        if check_every < 1:
+            raise self.fail(f"{path}.check_every", f"check_every must be 1 or more, got {check_every!r}")
         body = self.body(obj, path, "body", args, level)
-        return Iterate(self.get(obj, path, "node", str), body, flag, count, max_iter)
+        return Iterate(self.get(obj, path, "node", str), body, flag, count, max_iter, check_every)
 
     def body(self, obj: Any, path: str, key: str, args: Mapping[str, Arg], level: int) -> tuple[Op, ...]:
         return self.control(self.get(obj, path, key, list), f"{path}.{key}", args, level + 1)
@@ -309,6 +341,33 @@ class _Reader:
             self.inside(kernels, "$.source.kernels")
         return dict(raw)
 
+    def relations(self, obj: Any, path: str, args: Mapping[str, Arg]) -> tuple[ShapeRelation, ...]:
+        """A graph's ``shape_relations``: each between two of its ndarray args, on axes they have."""
+        found = []
+        for i, raw in enumerate(self.get(obj, path, "shape_relations", list, [])):
+            where = f"{path}.shape_relations[{i}]"
+            ends: list[tuple[str, int]] = []
+            for name_key, axis_key in (("arg", "axis"), ("source", "source_axis")):
+                name, axis = self.get(raw, where, name_key, str), self.get(raw, where, axis_key, int)
+                arg = args.get(name)
+                if arg is None or arg.kind != "ndarray" or not 0 <= axis < arg.ndim:
+                    raise self.fail(f"{where}.{name_key}", f"{name!r} axis {axis} is not an axis of an ndarray arg")
+                ends.append((name, axis))
+            guards = []
+            for j, guard in enumerate(self.get(raw, where, "guards", list, [])):
+                ok = isinstance(guard, list) and len(guard) == 2 and isinstance(guard[0], str) and guard[0] in args
+                if not ok or not (guard[1] is None or (type(guard[1]) is int and guard[1] >= 0)):
+                    raise self.fail(f"{where}.guards[{j}]", f"expected [arg name, axis or null], got {guard!r}")
+                guards.append((guard[0], guard[1]))
+            node, kernel, param, source_param, access = (
+                self.get(raw, where, k, str) for k in ("node", "kernel", "param", "source_param", "access")
+            )
+            (arg_name, axis), (source, source_axis) = ends
+            found.append(ShapeRelation(
+                node, kernel, arg_name, axis, source, source_axis, param, source_param, access, tuple(guards)
+            ))  # fmt: skip
+        return tuple(found)
+
     def sample(self, obj: Any, path: str) -> Sample | None:
         raw = self.get(obj, path, "sample", (dict, type(None)), None)
         if raw is None:
@@ -316,6 +375,7 @@ class _Reader:
         where = f"{path}.sample"
         shape = self.get(raw, where, "shape", (list, type(None)), None)
         bounds = [self.get(raw, where, key, (int, float, type(None)), None) for key in ("low", "high")]
+        fmt = self.choice(raw, where, "fmt", (None, *TEXTURE_FORMATS), None)
         if not _is_sample_value(raw.get("value")):
             raise self.fail(f"{where}.value", "expected a number, or a list (or list of lists) of numbers")
         return Sample(
@@ -323,7 +383,18 @@ class _Reader:
             bounds[0],
             bounds[1],
             raw.get("value"),
+            fmt,
         )
+
+
+def module_folder(path: object) -> Path:
+    """``path`` (``~`` expanded) as the folder of a module, or a ManifestError for what names no folder."""
+    if isinstance(path, (str, os.PathLike)) and isinstance(os.fspath(path), str):
+        try:
+            return Path(path).expanduser()
+        except RuntimeError:  # "~nobody/x": an unknown user
+            pass
+    raise ManifestError(f"path={shown(path)}: give the folder gl.export wrote, as a str or pathlib.Path")
 
 
 def read_manifest(folder: Path) -> Manifest:
@@ -347,7 +418,8 @@ def read_manifest(folder: Path) -> Manifest:
             raise r.fail(f"{where}.control", "an empty tree runs nothing; leave 'control' out for one module graph")
         r.segment_count = 0
         tree = None if control is None else r.control(control, f"{where}.control", {a.name: a for a in args})
-        graphs.append(GraphSpec(r.get(g, where, "name", str), args, r.names(g, where, "writes"), tree))
+        relations = r.relations(g, where, {a.name: a for a in args})
+        graphs.append(GraphSpec(r.get(g, where, "name", str), args, r.names(g, where, "writes"), tree, relations))
     plan = r.get(data, "$", "memory_plan", dict, {})
     slots: dict[int, tuple[str, ...]] = {}
     for i, s in enumerate(r.get(plan, "$.memory_plan", "slots", list, [])):
@@ -359,6 +431,7 @@ def read_manifest(folder: Path) -> Manifest:
     if len({g.name for g in graphs}) != len(graphs):
         raise r.fail("$.graphs", f"graph names repeat: {[g.name for g in graphs]}")
     tcm = r.get(data, "$", "tcm", (str, type(None)), None)
+    debug_steps = _debug_steps(r, data, {g.name for g in graphs})
     return Manifest(
         folder=folder,
         arch=r.choice(data, "$", "arch", ARCHS),
@@ -372,7 +445,29 @@ def read_manifest(folder: Path) -> Manifest:
         cpu_max_num_threads=r.get(data, "$", "cpu_max_num_threads", (int, type(None)), None),
         caps=r.names(data, "$", "caps"),
         tcm=None if tcm is None else r.inside(tcm, "$.tcm"),
+        debug_steps=debug_steps,
     )
+
+
+def _debug_steps(r: _Reader, data: Any, names: set[str]) -> dict[str, DebugSteps]:
+    """``$.debug_steps``: each entry names graphs of the module, and its order names its dispatch nodes."""
+    out: dict[str, DebugSteps] = {}
+    for graph, entry in r.get(data, "$", "debug_steps", dict, {}).items():
+        where = f"$.debug_steps.{graph}"
+        if graph not in names:
+            raise r.fail(where, f"graph {graph!r} is not one of the module's graphs")
+        pairs = r.get(entry, where, "graphs", list)
+        steps: dict[str, str] = {}
+        for i, pair in enumerate(pairs):
+            ok = isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)
+            if not ok or pair[1] not in names:
+                raise r.fail(f"{where}.graphs[{i}]", "must be [dispatch node id, a graph of the module]")
+            steps[pair[0]] = pair[1]
+        order = r.get(entry, where, "order", (list, type(None)), None)
+        if order is not None and any(node not in steps for node in order):
+            raise r.fail(f"{where}.order", "names a node that has no debug graph")
+        out[graph] = DebugSteps(steps, None if order is None else tuple(order))
+    return out
 
 
 def load_manifest_json(folder: Path, fix: str = _FIX) -> Any:
@@ -422,6 +517,11 @@ def path_problem(folder: Path, name: str) -> str | None:
 # --- writing ------------------------------------------------------------------------------------
 
 
+def relation_entry(relation: ShapeRelation) -> dict[str, Any]:
+    """A shape relation as ``manifest.json`` records it (``guards`` as ``[arg, axis or null]`` pairs)."""
+    return {**dataclasses.asdict(relation), "guards": [list(g) for g in relation.guards]}
+
+
 def arg_entry(arg: Arg, sample: Sample | None = None) -> dict[str, Any]:
     """An arg as ``manifest.json`` records it; ``sample`` only where the notebook gave a value."""
     entry: dict[str, Any] = {
@@ -433,12 +533,15 @@ def arg_entry(arg: Arg, sample: Sample | None = None) -> dict[str, Any]:
         "role": arg.role,
         "shape": None if arg.shape is None else list(arg.shape),
     }
+    if arg.kind == "rw_texture":
+        entry["fmt"] = arg.fmt
     if sample is not None:
         raw = {
             "shape": None if sample.shape is None else list(sample.shape),
             "low": sample.low,
             "high": sample.high,
             "value": sample.value,
+            "fmt": sample.fmt,
         }
         entry["sample"] = {k: v for k, v in raw.items() if v is not None}
     return entry

@@ -21,6 +21,7 @@ from graphlab.export.manifest import Sample
 from graphlab.memory import memory_plan
 from graphlab.names import check_buffer_bytes, check_dim_size, name_problem, shown
 from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
+from graphlab.texels import TEXTURE_KINDS, format_problem
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -67,6 +68,25 @@ def _sample(arg: Arg, value: Any) -> Sample:
     return Sample(tuple(int(d) for d in array.shape[: arg.ndim]), low, high)
 
 
+def _texture_sample(arg: Arg, value: Any) -> Sample:
+    """A texture's dims and format (its image format in the module, see graphlab.texels)."""
+    fmt = getattr(getattr(value, "fmt", None), "name", None)
+    shape = getattr(value, "shape", None)
+    where = f"values[{arg.name!r}]"
+    if not isinstance(fmt, str) or shape is None or len(shape) != arg.ndim:
+        got = type(value).__name__
+        raise ExportError(f"{where} is {got}, but arg {arg.name!r} is {arg.describe()}; pass its ti.Texture")
+    if arg.kind == "rw_texture" and fmt != arg.fmt:
+        want = f"pass a {arg.fmt} one"
+        raise ExportError(f"{where} is a {fmt} texture, but arg {arg.name!r} is {arg.describe()}; {want}")
+    problem = format_problem(fmt)
+    if problem is not None:
+        raise ExportError(f"{where}: {problem}; pass a texture of one of those formats")
+    for axis, size in enumerate(shape):
+        check_dim_size(size, f"{where}.shape[{axis}]", error=ExportError)
+    return Sample(tuple(int(d) for d in shape), fmt=fmt)
+
+
 def collect_values(
     graphs: Sequence[Graph], dims: Mapping[str, int] | None, values: Mapping[str, Any] | None
 ) -> tuple[dict[str, int], dict[str, Sample]]:
@@ -90,9 +110,8 @@ def collect_values(
             close = difflib.get_close_matches(name, list(args), 1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ExportError(f"values[{name!r}]: no exported graph has that arg; {hint}args: {', '.join(args)}")
-        if arg.kind in ("texture", "rw_texture"):
-            continue
-        samples[name] = sample = _sample(arg, value)
+        sample = _texture_sample(arg, value) if arg.kind in TEXTURE_KINDS else _sample(arg, value)
+        samples[name] = sample
         for axis, (dim, size) in enumerate(zip(arg.shape or (), sample.shape or ())):
             if isinstance(dim, int) and dim != size:
                 raise ExportError(f"values[{name!r}].shape[{axis}] is {size}, but arg {name!r} declares {dim}")
@@ -161,6 +180,6 @@ def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mappi
 
 
 def written_args(graph: Graph) -> list[str]:
-    """The exported ndarray args some dispatch of ``graph`` writes."""
+    """The exported ndarray and rw_texture args some dispatch of ``graph`` writes."""
     facts = dataflow_facts(graph)
-    return [a.name for a in exported_args(graph) if a.kind == "ndarray" and facts.writers(a.name)]
+    return [a.name for a in exported_args(graph) if a.kind in ("ndarray", "rw_texture") and facts.writers(a.name)]

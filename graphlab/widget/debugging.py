@@ -14,10 +14,12 @@ meant for an ended session is refused instead of acting on the next one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import GraphlabError
+from graphlab.widget.comparing import CompareRun, idle_view
 from graphlab.widget.inspection import (
     NO_PICTURE,
     PAGE_SIZE,
@@ -50,6 +52,7 @@ IDLE: dict[str, Any] = {
     "timing": [],
     "buffers": [],
     "decisions": [],
+    "compare": idle_view(),
 }
 #: Most control-flow decisions the panel lists (the latest ones up to the position).
 MAX_DECISIONS = 20
@@ -154,6 +157,7 @@ class DebugPanel:
         self.component: int | None = None
         self.page = 0
         self._seen: tuple[Any, ...] | None = None
+        self.comparison = CompareRun()
 
     # --- the session ----------------------------------------------------------------------------
 
@@ -164,6 +168,7 @@ class DebugPanel:
         self.ended = ""
         self.stop = None
         self.previous = None
+        self.comparison = CompareRun()
         buffers = list(session.buffers)
         if self.buffer not in buffers:
             self.buffer = buffers[0] if buffers else None
@@ -240,6 +245,22 @@ class DebugPanel:
         for i, n in zip(index[: len(shape)], shape):
             flat = flat * n + int(i)
         return flat // PAGE_SIZE
+
+    def compare(self, against: str, rtol: float, atol: float, publish: Callable[[], None]) -> str | None:
+        """Compare the session with ``against`` (``DebugSession.compare``), publishing progress; on a
+        divergence, go to the step before it and inspect the buffer that differs. Returns the error text."""
+        session = self._current()
+        if self.comparison.running:
+            raise PanelError("a comparison is running already; wait for it to finish")
+        error = self.comparison.run(session, against, rtol, atol, publish)
+        found = self.comparison.found
+        if error is not None or found is None or self.session is not session:
+            return error
+        self.control("goto", found.index)
+        if found.buffer is not None and found.buffer in session.buffers:
+            self.buffer, self.component = found.buffer, None
+            self.page = self._page_of_index(found.first_index) if found.first_index else 0
+        return None
 
     def toggle_breakpoint(self, node: str) -> str:
         """Remove the location breakpoint on ``node`` if there is one, else set one; returns what was done."""
@@ -346,6 +367,7 @@ class DebugPanel:
             "timing": [node_time_view(n) for n in timing.nodes],
             "buffers": list(s.buffers),
             "decisions": [decision_view(d) for d in self._decisions_so_far(s)],
+            "compare": self.comparison.view(),
         }
 
     @staticmethod

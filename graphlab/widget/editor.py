@@ -168,7 +168,8 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         """Start a debug session on the graph with these run values (default: the editor's ``values=``),
         show it in the debug panel and return it; stepping it in a cell shows in the panel too.
 
-        Takes what :meth:`graphlab.Graph.debug` takes (``options=``, values by name).
+        Takes what :meth:`graphlab.Graph.debug` takes (``options=``, values by name). The values
+        become the editor's: the Debug button and Export use them from then on.
         """
         return self._panels.start(values, **kwargs)
 
@@ -555,7 +556,8 @@ def editor(
     values
         Run values by arg name for the debug panel's Debug button (``g.debug(**values)``) and for
         the export panel (their shapes set the symbolic dims). A session can also be started from
-        Python with ``editor.debug(values)``.
+        Python with ``editor.debug(values)`` or ``editor.debug(x=..., ...)``; its values then become
+        the editor's, so Export sizes and verifies with them.
     """
     if kernels is None:
         kernels = _notebook_kernels()

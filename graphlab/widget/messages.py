@@ -62,6 +62,8 @@ MAX_TEXT = 4096
 MAX_NODES = 4096
 #: Entries of ``element_shape`` and ``shape`` in an arg spec.
 MAX_SHAPE = 16
+#: Largest ``rtol``/``atol`` of a comparison (far beyond any useful tolerance).
+MAX_TOLERANCE = 1e6
 #: Characters of a received value quoted back in an error.
 MAX_ECHO = 80
 #: Characters of the ``error`` of a reply (and of the banner): longer reasons are cut.
@@ -147,6 +149,10 @@ def _short_list(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, list) and len(value) <= MAX_SHAPE and all(check(v) for v in value)
 
 
+def _tolerance(value: Any) -> bool:
+    return 0 <= value <= MAX_TOLERANCE  # NaN fails both; an infinity fails the bound
+
+
 _NAME = f"(at most {MAX_NAME} characters)"
 _ID = f"(at most {MAX_ID:,} characters)"
 _TEXT = f"(at most {MAX_TEXT:,} characters)"
@@ -194,6 +200,9 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "path": (_text, f"an output folder {_TEXT}"),
     "cpu_threads": (lambda v: v > 0, "a positive int"),
     "dims": (_dims, f"an object {{dim name {_NAME}: positive int}}"),
+    "against": (_text, f"an arch name or the folder of an exported module {_TEXT}"),
+    "rtol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
+    "atol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
 }
 
 
@@ -286,6 +295,8 @@ def _type_check(hint: Any, where: str) -> _Check:
         return lambda v: isinstance(v, str) and v in args
     if hint in (bool, int, str):
         return {bool: _bool, int: _int, str: lambda v: isinstance(v, str)}[hint]
+    if hint is float:  # JSON does not tell 1 from 1.0: an int is a float here, a bool is not (NaN: the rule's)
+        return lambda v: _int(v) or isinstance(v, float)
     if origin is list:
         item = _type_check(args[0], where)
         return lambda v: isinstance(v, list) and all(item(x) for x in v)

@@ -64,10 +64,12 @@ class Panels:
                 "no run values to debug with: open the editor with gl.editor(g, values={...}), or call "
                 "editor.debug(x=..., ...) in a cell"
             )
+        named = {name: value for name, value in kwargs.items() if name in self.editor.model.args}
         kwargs.setdefault("options", DebugOptions(stats_on_stop=False))
         session = DebugSession(self.editor.model, run_values, **kwargs)
-        if values is not None:
-            self.values = dict(values)
+        if values is not None or named:
+            # the session's values become the editor's: Export (and the Debug button) use them next
+            self.values = {**(run_values or {}), **named}
         self.attach(session)
         return session
 
@@ -112,6 +114,10 @@ class Panels:
             else:
                 editor.inspect = {"session": self.debug.number, "buffer": None, "problem": problem}
 
+    def publish_debugger(self) -> None:
+        """Write only the ``debugger`` trait (a comparison's progress: the inspect traits stay)."""
+        self.editor.debugger = self.debug.view()
+
     def publish_export(self, view: dict[str, Any]) -> None:
         self.editor.export = view
 
@@ -146,6 +152,12 @@ class Panels:
         action = message.op or ""
         if action == "stop":
             self.debug.end("stopped; press Debug to start a new session")
+            return
+        if action == "compare":
+            error = self.debug.compare(message["against"], message["rtol"], message["atol"], self.publish_debugger)
+            if error is not None:
+                self.publish_debug()  # the panel shows the failure; the session did not move
+                raise PanelRefusedError(f"compare failed: {error}")
             return
         self.debug.control(action, message.fields.get("target") if message.fields else None)
 

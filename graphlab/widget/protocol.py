@@ -73,6 +73,8 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "NodeTimeView",
     "DecisionView",
     "WatchView",
+    "DivergenceView",
+    "CompareView",
     "DebugView",
     # the inspect panel: `inspect` and its three byte traits
     "PictureKind",
@@ -83,6 +85,7 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "InspectView",
     # the export panel: the `export` trait
     "ExportArch",
+    "Verdict",
     "OutputDiffView",
     "VerifyView",
     "ExportView",
@@ -104,6 +107,7 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "DebugStart",
     "DebugControl",
     "DebugGoto",
+    "DebugCompare",
     "DebugMessage",
     "BreakpointToggle",
     "BreakpointCondition",
@@ -155,6 +159,9 @@ class ArgView(TypedDict):
     role: Role
     shape: list[int | str] | None
     """Declared shape: ints and symbolic dim names; null accepts any shape."""
+    inferred_shape: str | None
+    """With no declared shape: lower bounds read from the kernels' loops (``[≥n]``, ``[≥x.shape[0], ?]``), checked
+    before every run; null when nothing bounds it."""
     label: str
     """``ndarray vec2 f32, ndim=1``"""
 
@@ -383,6 +390,52 @@ class WatchView(TypedDict):
     value: Num | bool | None
 
 
+class DivergenceView(TypedDict):
+    """Where ``DebugSession.compare`` found the two runs first disagree (``Divergence.to_dict()``)."""
+
+    kind: Literal["buffer", "control"]
+    archs: list[str]
+    """This session's arch, then the other side's (an arch, or ``module <folder>``)."""
+    index: int
+    """The diverging step's index: the dispatches run before it (the session is moved there)."""
+    step_id: str | None
+    node_id: str | None
+    """The node marked on the graph (null: the difference shows only at the end of the run)."""
+    buffer: str | None
+    first_index: list[int] | None
+    values: list[Num | bool | None] | None
+    """Both sides' values at ``first_index`` (this session's first)."""
+    count: int
+    size: int
+    max_abs: Num
+    max_rel: Num
+    control_node: str | None
+    decisions: list[str] | None
+    text: str
+    """The divergence in a sentence."""
+    picture: str | None
+    """The absolute difference drawn (a ``data:`` URL of a PNG heat map or an SVG line plot), or null."""
+
+
+class CompareView(TypedDict):
+    """The debug panel's "Compare with..." run: its progress, then the divergence or the error."""
+
+    run: int
+    """Comparisons are numbered from 1 (0: none yet in this session)."""
+    state: Literal["idle", "running", "done", "failed"]
+    archs: list[str]
+    """The archs the other side can run on (``against`` may also be an exported module's folder)."""
+    against: str | None
+    rtol: float
+    atol: float
+    stage: str
+    fraction: float
+    divergence: DivergenceView | None
+    """Null with ``state`` done: the two runs agree to the end."""
+    error: str | None
+    seconds: float
+
+
 class DebugView(TypedDict):
     """The ``debugger`` trait: the session the panel shows (``active`` false when none runs)."""
 
@@ -407,6 +460,8 @@ class DebugView(TypedDict):
     """The buffers (ndarray args) that can be inspected."""
     decisions: list[DecisionView]
     """The latest control-flow decisions up to the position (graphs with loops or conditionals)."""
+    compare: CompareView
+    """The last "Compare with..." of this session."""
 
 
 # --- the inspect panel: `inspect` and its three byte traits --------------------------------------------
@@ -500,6 +555,10 @@ ExportArch = Literal["x64", "vulkan", "cuda"]
 """A target of ``gl.export(arch=)``."""
 
 
+Verdict = Literal["identical", "within run-to-run noise", "differs"]
+"""``gl.verify``'s verdict: bit for bit; no larger than Python's own run-to-run difference; beyond it (fails)."""
+
+
 class OutputDiffView(TypedDict):
     """How one output of the exported module compared with Python's."""
 
@@ -508,8 +567,11 @@ class OutputDiffView(TypedDict):
     shape: list[int]
     max_abs: float
     max_rel: float
+    noise: float | None
+    """Max abs difference of Python against a second run of itself (null: not measured)."""
     mismatched: int
     passed: bool
+    verdict: Verdict
 
 
 class VerifyView(TypedDict):
@@ -517,6 +579,7 @@ class VerifyView(TypedDict):
 
     passed: bool
     identical: bool
+    verdict: Verdict
     text: str
     """The report as text (``str(gl.verify(...))``)."""
     outputs: list[OutputDiffView]
@@ -697,7 +760,22 @@ class DebugGoto(TypedDict):
     target: int
 
 
-DebugMessage = DebugStart | DebugControl | DebugGoto
+class DebugCompare(TypedDict):
+    """Run the session's graph from its start values here and on another arch (or an exported module's
+    folder) and stop before the first dispatch where they disagree (``DebugSession.compare``)."""
+
+    kind: Literal["debug"]
+    request: int
+    action: Literal["compare"]
+    session: int
+    against: str
+    """An arch name, or the folder of a module ``gl.export`` wrote."""
+    rtol: NotRequired[Annotated[float, Default(0.0)]]
+    atol: NotRequired[Annotated[float, Default(0.0)]]
+    """Tolerances as in ``numpy.isclose``; both 0: bit for bit."""
+
+
+DebugMessage = DebugStart | DebugControl | DebugGoto | DebugCompare
 """The debugger's messages, told apart by their ``action``."""
 
 

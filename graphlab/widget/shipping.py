@@ -17,6 +17,7 @@ from typing import Any, get_args
 
 from graphlab.errors import GraphlabError
 from graphlab.export.exporter import export
+from graphlab.export.folders import output_folder
 from graphlab.widget.protocol import ExportArch
 
 _log = logging.getLogger(__name__)
@@ -51,8 +52,10 @@ def _output_view(o: Any) -> dict[str, Any]:
         "shape": list(o.shape),
         "max_abs": o.max_abs,
         "max_rel": o.peak_rel,  # verify.OutputDiff.peak_rel
+        "noise": o.noise,
         "mismatched": o.mismatched,
         "passed": o.passed,
+        "verdict": o.verdict,
     }
 
 
@@ -60,6 +63,7 @@ def _verify_view(report: Any) -> dict[str, Any]:
     return {
         "passed": bool(report.passed),
         "identical": bool(report.identical),
+        "verdict": report.verdict,
         "text": str(report),
         "outputs": [_output_view(o) for o in report.outputs],
         "notes": list(report.notes),
@@ -111,7 +115,10 @@ class ExportPanel:
         self.run_number += 1
         started = time.perf_counter()
         view = self._view
-        target = str(Path(path).expanduser().absolute())
+        try:
+            target = str(output_folder(path))
+        except GraphlabError:  # export() below refuses it, and the view shows why
+            target = str(path)
         view.update(run=self.run_number, state="running", arch=arch, path=target, stage="start", fraction=0.0)
         view.update(files=[], result="", verify=None, error=None, seconds=0.0)
         publish(self.view())

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
+from graphlab.shape_facts import inferred_shapes
 
 if TYPE_CHECKING:
     from graphlab.diagnostics import Diagnostic
@@ -17,9 +18,9 @@ if TYPE_CHECKING:
     from graphlab.spec import Arg
 
 
-def arg_view(arg: Arg) -> dict[str, Any]:
-    """An arg as the ``ArgView`` of graphlab.widget.protocol."""
-    return {**arg.to_dict(), "label": arg.describe()}
+def arg_view(arg: Arg, inferred_shape: str | None = None) -> dict[str, Any]:
+    """An arg as the ``ArgView`` of graphlab.widget.protocol (``inferred_shape``: see :mod:`graphlab.shape_facts`)."""
+    return {**arg.to_dict(), "label": arg.describe(), "inferred_shape": inferred_shape}
 
 
 def param_view(param: Param) -> dict[str, Any]:
@@ -109,10 +110,14 @@ def graph_view(graph: Graph) -> dict[str, Any]:
                 walk(view["sequence"], node_id, inner)
 
     walk(None, None, body)
+    try:
+        inferred = inferred_shapes(graph)
+    except Exception:  # the editor must draw even when a kernel's source cannot be read
+        inferred = {}
     return {
         "name": graph.name,
         "version": graph.version,
-        "args": [arg_view(a) for a in graph.args.values()],
+        "args": [arg_view(a, inferred.get(a.name)) for a in graph.args.values()],
         "nodes": nodes,
         "body": body,
     }

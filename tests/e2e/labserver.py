@@ -58,8 +58,11 @@ class Lab:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path, home: Path, log: Path, *, timeout: float = 90) -> Iterator[Lab]:
-    """JupyterLab serving ``root`` until the block ends (then terminated, killed if it lingers)."""
+def running_lab(root: Path, home: Path, log: Path, *, timeout: float = 90, app: str = "jupyterlab") -> Iterator[Lab]:
+    """JupyterLab serving ``root`` until the block ends (then terminated, killed if it lingers).
+
+    ``app="notebook"`` starts Jupyter Notebook 7 instead (the same server, Notebook's pages).
+    """
     (home / "config").mkdir(parents=True, exist_ok=True)
     notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notification.parent.mkdir(parents=True, exist_ok=True)
@@ -74,9 +77,10 @@ def running_lab(root: Path, home: Path, log: Path, *, timeout: float = 90) -> It
         "PYTHONUNBUFFERED": "1",
     }
     cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        sys.executable, "-m", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
-        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+        *(["--LabApp.expose_app_in_browser=True", "--LabApp.news_url="] if app == "jupyterlab" else
+          ["--JupyterNotebookApp.expose_app_in_browser=True"]),
     ]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:

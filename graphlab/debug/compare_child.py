@@ -1,0 +1,106 @@
+"""The other side of ``dbg.compare(arch)``: a child process that runs the same graph on another arch.
+
+Taichi holds one arch per ``ti.init``, so the other arch's run lives in its own process. It is a
+small server: the parent sends one JSON line per command on one pipe and reads one JSON line back on
+another (stdout stays free for Taichi's banner and prints). The child rebuilds the kernels
+(``carry.load_kernels``) and the graph (from its graph-file text), loads the start values from
+``.npy`` files and opens a :class:`~graphlab.debug.session.DebugSession` on them, so both sides
+walk the same timeline with the same machinery: ``goto`` a boundary (compiled segments), ``step``
+one dispatch. Buffers asked for are written as ``.npy`` files into the folder the parent gives,
+which reads and deletes them, so a long run holds no more than one boundary's buffers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import taichi as ti
+
+from graphlab.bridge.runtime import current_arch, new_ndarray
+from graphlab.carry import load_kernels
+from graphlab.debug.compare_sides import side_state
+from graphlab.debug.session import DebugOptions, DebugSession
+from graphlab.graphfile import loads
+
+
+def start_values(graph: Any, folder: Path) -> dict[str, Any]:
+    """Run values from ``<arg>.npy`` files: ndarrays on this arch's device, scalars as Python numbers."""
+    values: dict[str, Any] = {}
+    for name, arg in graph.args.items():
+        path = folder / f"{name}.npy"
+        if not path.is_file():
+            continue
+        array = np.load(path)
+        if arg.kind == "ndarray":
+            nd = new_ndarray(arg.dtype or "f32", array.shape[: array.ndim - len(arg.element_shape)], arg.element_shape)
+            nd.from_numpy(array)
+            values[name] = nd
+        else:
+            values[name] = array.item() if arg.kind == "scalar" else array
+    return values
+
+
+def save_buffers(session: DebugSession, names: Sequence[str], folder: Path) -> None:
+    """Write the named buffers as ``<name>.npy`` into ``folder``."""
+    buffers = session.buffers
+    for name in names:
+        np.save(folder / f"{name}.npy", buffers[name].to_numpy())
+
+
+class _Server:
+    def __init__(self) -> None:
+        self.session: DebugSession | None = None
+
+    def start(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        kernels = load_kernels(request["payload"])
+        options: dict[str, Any] = {"log_level": ti.WARN}
+        if request["arch"] == "x64" and request.get("threads"):
+            options["cpu_max_num_threads"] = request["threads"]
+        ti.init(arch=getattr(ti, request["arch"]), **options)
+        arch = current_arch()
+        if arch != request["arch"]:
+            return {"fallback": arch}
+        graph = loads(request["graph"], kernels=kernels, file=request.get("file"))
+        values = start_values(graph, Path(request["values_dir"]))
+        self.session = DebugSession(graph, values, options=DebugOptions(stats_on_stop=False))
+        return {"arch": arch}
+
+    def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        command = request["command"]
+        if command == "start":
+            return self.start(request)
+        session = self.session
+        assert session is not None, "start first"
+        if command == "goto":
+            session.goto(int(request["index"]))
+        elif command == "step":
+            session.step()
+        else:
+            raise ValueError(f"unknown command {command!r}")
+        if request.get("names"):
+            save_buffers(session, request["names"], Path(request["folder"]))
+        return side_state(session, int(request.get("since", 0)))
+
+
+def main(argv: Sequence[str]) -> int:
+    """Serve commands from fd ``argv[0]``, answer on fd ``argv[1]``, until ``quit`` or end of input."""
+    server = _Server()
+    with os.fdopen(int(argv[0]), "r") as inbox, os.fdopen(int(argv[1]), "w") as outbox:
+        for line in inbox:
+            request = json.loads(line)
+            if request["command"] == "quit":
+                break
+            try:
+                answer: dict[str, Any] = {"ok": server.handle(request)}
+            except Exception as exc:  # sent to the parent, which raises it with the child's arch
+                answer = {"error": f"{type(exc).__name__}: {exc}"}
+            outbox.write(json.dumps(answer) + "\n")
+            outbox.flush()
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,119 @@
+"""Differential debugging from a session: ``dbg.compare("vulkan")`` runs the same graph elsewhere and
+stops at the first dispatch where the two runs disagree (the search is :mod:`graphlab.debug.compare`'s).
+
+A mixin of :class:`~graphlab.debug.session.DebugSession`, like the other ``session_*`` modules.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from graphlab import conveniences
+from graphlab.debug.compare import (
+    Divergence,
+    Progress,
+    Timeline,
+    check_options,
+    compare_module,
+    compare_runs,
+    flag_buffers,
+    is_module_folder,
+)
+from graphlab.debug.compare_sides import COMMAND_TIMEOUT
+from graphlab.debug.session_errors import DebugError
+
+if TYPE_CHECKING:
+    from graphlab.compiled import CompiledGraph
+    from graphlab.debug.steps import StepTable
+    from graphlab.graph import Graph
+
+
+class SessionCompare:
+    """``compare()`` of a debug session (a mixin of ``DebugSession``)."""
+
+    graph: Graph
+    _compiled: CompiledGraph
+    _table: StepTable
+    _canon: dict[str, str]
+
+    if TYPE_CHECKING:  # defined by DebugSession
+
+        def _alive(self) -> None: ...
+
+        def _detached(self, q: int) -> dict[str, Any]: ...
+
+        def _known(self, k: int) -> bool: ...
+
+        def _ordered(self, names: set[str] | frozenset[str]) -> list[str]: ...
+
+    def compare(
+        self,
+        against: str | os.PathLike[str],
+        *,
+        rtol: float = 0.0,
+        atol: float = 0.0,
+        progress: Progress | None = None,
+        timeout: float = COMMAND_TIMEOUT,
+    ) -> Divergence | None:
+        """Run this graph from this session's start values here and on arch ``against``; the first
+        dispatch where they disagree, or None when every buffer agrees to the end.
+
+        The session does not move: both runs work on copies of the start values. The other arch runs
+        in a child process (one Taichi runtime holds one arch). The runs are compared at segment
+        boundaries first, then the first span that differs is replayed dispatch by dispatch, so
+        each side costs about one run of the graph. A branch or loop iteration count that differs is
+        reported as a ``"control"`` divergence.
+
+        Parameters
+        ----------
+        against
+            An arch name (``"x64"``, ``"vulkan"``, ``"cuda"``, ``"metal"`` ...), or the folder of a
+            module ``gl.export`` wrote: its deployed graph is compared at the end of the run, and
+            when it differs a debug variant (one module graph per dispatch, exported on the fly for
+            the same arch) names the dispatch.
+        rtol, atol
+            Tolerances as in ``numpy.isclose`` (NaN equals NaN); both 0 (the default): bit for bit.
+        progress
+            Called as ``progress(stage, fraction)`` as the comparison goes (the notebook widget's bar).
+        timeout
+            Seconds the other arch's process may take over one command (start, a span, a dispatch)
+            before it is taken as hung: it is stopped and the comparison fails naming the command.
+
+        Returns
+        -------
+        Divergence or None
+            The step, node, buffer, first differing index, both values, count and errors;
+            ``str()`` says it in a sentence and ``picture()`` draws the difference.
+
+        Examples
+        --------
+        >>> g = demo_graph()  # steps x3: saxpy, again; y counts the dispatches run
+        >>> dbg = g.debug(a=1.0, x=np.ones(4, np.float32), y=np.zeros(4, np.float32))
+        >>> dbg.compare("x64") is None  # the same arch in another process: bit for bit the same
+        True
+        >>> dbg.position.index  # the session did not move
+        0
+        """
+        kinds = [arg.kind for arg in self.graph.args.values()]
+        check_options(self.graph.name, kinds, against, rtol, atol, timeout)
+        self._alive()
+        start = {k: v for k, v in self._detached(0).items() if k in self._compiled.args}  # written: new copies
+        mine: Any = type(self)(self._compiled, start)  # type: ignore[call-arg]  # a DebugSession
+        if is_module_folder(against):
+            if conveniences.USES is None:  # pragma: no cover - set by `import graphlab`, which loads this module
+                raise DebugError("compare(folder): import graphlab first (it connects the debugger to the exporter)")
+            runner = conveniences.USES.module_runner(against, self.graph, start)
+            try:
+                view = mine._timeline_view()
+                return compare_module(mine, view, runner, rtol=float(rtol), atol=float(atol), progress=progress)
+            finally:
+                runner.close()
+        view = mine._timeline_view()
+        return compare_runs(
+            mine, view, start, str(against), rtol=float(rtol), atol=float(atol), progress=progress, timeout=timeout
+        )
+
+    def _timeline_view(self) -> Timeline:
+        """What the comparison reads of this session's steps (see :class:`~graphlab.debug.compare.Timeline`)."""
+        return Timeline(self._table, self._known, self._ordered, flag_buffers(self.graph, self._canon))

@@ -1,0 +1,142 @@
+"""An exported module as the other side of ``dbg.compare(folder)``: the deployed graph, and a debug variant.
+
+The deployed module runs a whole graph per call in Taichi's C runtime, with no stop inside, so it can
+say *whether* it ends as the notebook does, not *where* it departs. To say where, this module
+exports a debug variant on the first need: one module graph per dispatch node of the graph, for the
+same arch and CPU threads as the deployed one, from the same kernels. Running those one by one in
+the C runtime, in the order of the notebook's steps, gives the state after every dispatch.
+
+The search itself is the debugger's (:mod:`graphlab.debug.compare`); this module only runs module
+graphs on numpy values. It is reached through :mod:`graphlab.uses`, since the debugger and the
+exporter are sibling layers that do not import each other.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphlab.export.cruntime import Module, load_module
+from graphlab.export.debug_variant import step_graphs
+from graphlab.export.errors import ExportError
+from graphlab.export.exporter import export
+from graphlab.export.manifest import module_folder, read_manifest
+from graphlab.graph import Graph
+from graphlab.nodes import Dispatch
+from graphlab.plan import ControlEvent
+
+__all__ = ["ModuleRunner"]
+
+
+class ModuleRunner:
+    """Runs ``graph`` from the start values ``start`` in the exported module at ``folder``.
+
+    Raises :class:`~graphlab.export.errors.ExportError` (before anything runs) when the module has
+    no graph of that name or its args differ from the graph's.
+    """
+
+    def __init__(self, folder: str | Path, graph: Graph, start: Mapping[str, Any]) -> None:
+        self.folder = module_folder(folder)
+        self.manifest = read_manifest(self.folder)
+        specs = {spec.name: spec for spec in self.manifest.graphs}
+        spec = specs.get(graph.name)
+        if spec is None:
+            raise ExportError(
+                f"compare({str(folder)!r}): the module has no graph {graph.name!r} (it has "
+                f"{', '.join(sorted(specs)) or 'none'}); compare a session of one of those graphs"
+            )
+        differ = sorted(
+            name
+            for name in {a.name for a in spec.args} | {n for n, a in graph.args.items() if graph.uses_of(n)}
+            if name not in graph.args or not any(a.name == name for a in spec.args)
+        )
+        if differ:
+            raise ExportError(
+                f"compare({str(folder)!r}): graph {graph.name!r} of the module and of this session differ in "
+                f"args {', '.join(differ)}; export this graph again"
+            )
+        self.graph = graph
+        self.arch = f"{self.manifest.arch} module"
+        self.start = {name: _host(value) for name, value in start.items() if name in graph.args}
+        self.values = _copies(self.start)
+        self._variant: Module | None = None
+        self._variant_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._names: dict[str, str] = {}
+        #: Whether the steps ran in the debug variant recorded in the module (``gl.export(debug=True)``).
+        self.recorded = False
+
+    def run_deployed(self) -> tuple[list[ControlEvent], dict[str, np.ndarray]]:
+        """Run the deployed graph once from the start values: its control events and every array."""
+        values = _copies(self.start)
+        names = {a.name for spec in self.manifest.graphs if spec.name == self.graph.name for a in spec.args}
+        given = {k: v for k, v in values.items() if k in names and self.graph.args[k].role != "temp"}
+        with load_module(self.folder) as module:
+            graph = module.graphs[self.graph.name]
+            graph.run(given)
+            return list(graph.last_events), {k: v for k, v in given.items() if isinstance(v, np.ndarray)}
+
+    def reset(self) -> None:
+        """Back to the start values (for a replay dispatch by dispatch)."""
+        self.values = _copies(self.start)
+
+    def step(self, node_id: str) -> dict[str, np.ndarray]:
+        """Run dispatch node ``node_id`` in the debug variant on the current values; every array after it."""
+        module = self._debug_variant()
+        node = self.graph.node(node_id)
+        assert isinstance(node, Dispatch)
+        bound = {arg for _, arg in node.bindings if arg is not None}
+        module.graphs[self._names[node_id]].run({k: v for k, v in self.values.items() if k in bound})
+        return {k: v for k, v in self.values.items() if isinstance(v, np.ndarray)}
+
+    def _debug_variant(self) -> Module:
+        """The debug variant: one module graph per dispatch node. The one ``gl.export(debug=True)``
+        recorded in the module when it covers this graph's dispatch nodes; else exported once, now,
+        for the deployed arch."""
+        if self._variant is not None:
+            return self._variant
+        dispatches = {node_id for node_id, node in self.graph.nodes() if isinstance(node, Dispatch)}
+        recorded = self.manifest.debug_steps.get(self.graph.name)
+        if recorded is not None and set(recorded.graphs) == dispatches:
+            self._names = dict(recorded.graphs)
+            self.recorded = True
+            self._variant = load_module(self.folder)
+            return self._variant
+        graphs = []
+        for node_id, one in step_graphs(self.graph):
+            self._names[node_id] = one.name
+            graphs.append(one)
+        self._variant_dir = tempfile.TemporaryDirectory(prefix="graphlab-debug-variant-")
+        folder = Path(self._variant_dir.name, "variant")
+        arrays = {k: v for k, v in self.start.items() if isinstance(v, np.ndarray)}
+        export(
+            graphs,
+            folder,
+            self.manifest.arch,
+            values=arrays,
+            tcm=False,
+            cpu_threads=self.manifest.cpu_max_num_threads,
+        )
+        self._variant = load_module(folder)
+        return self._variant
+
+    def close(self) -> None:
+        """Free the debug variant's runtime and folder."""
+        if self._variant is not None:
+            self._variant.close()
+            self._variant = None
+        if self._variant_dir is not None:
+            self._variant_dir.cleanup()
+            self._variant_dir = None
+
+
+def _host(value: Any) -> Any:
+    """A run value on the host: ndarrays as numpy arrays, scalars as they are."""
+    return value.to_numpy() if hasattr(value, "to_numpy") else value
+
+
+def _copies(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in values.items()}

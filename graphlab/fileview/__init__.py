@@ -1,0 +1,27 @@
+"""JupyterLab's viewer of graph files, server side: a Jupyter server extension that draws them.
+
+Enabled by ``jupyter-config/jupyter_server_config.d/graphlab.json`` (installed into
+``etc/jupyter/``); the viewer itself is the prebuilt JupyterLab extension in ``labextension/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The REST route, under the server's base URL: ``GET graphlab/drawing?path=<path under the root>``.
+ROUTE = "graphlab/drawing"
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "graphlab.fileview"}]
+
+
+def _load_jupyter_server_extension(serverapp: Any) -> None:
+    """Add the drawing route (Jupyter server calls this once when the extension is enabled)."""
+    from jupyter_server.utils import url_path_join  # import cost: Jupyter server, loaded only by it
+
+    from graphlab.fileview.handler import DrawingHandler  # import cost: Jupyter server (tornado)
+
+    web_app = serverapp.web_app
+    base = web_app.settings["base_url"]
+    web_app.add_handlers(".*$", [(url_path_join(base, ROUTE), DrawingHandler)])

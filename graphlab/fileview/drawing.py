@@ -1,0 +1,143 @@
+"""A graph file drawn without its kernels: what JupyterLab's file viewer shows for a ``.graph.json``.
+
+A graph file names its kernels (``module:qualname``) and loading it needs them (:func:`graphlab.load`
+never imports what a file names). The viewer runs in the Jupyter server, with no kernel and none of
+the user's modules, so it loads the file against stand-ins made from the file itself: one per kernel
+reference, with the parameters its dispatches bind. The drawing is then :func:`graphlab.render`'s,
+without diagnostics and without read/write directions (both need the real kernels: the notebook the
+viewer opens has them).
+
+The server runs ``python -m graphlab.fileview.drawing FILE`` in a child process: drawing imports
+Taichi (the read/write analysis tries the kernels), which the Jupyter server should not carry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import keyword
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from graphlab.errors import GraphFileError, GraphlabError
+from graphlab.graphfile import MAX_FILE_BYTES, loads
+from graphlab.kernels import KernelInfo, KernelRegistry, Param
+from graphlab.render import to_svg
+
+#: The suffix the viewer opens (the same as JupyterLab's file type pattern in labextension/).
+SUFFIX = ".graph.json"
+
+
+def draw_file(path: str | Path) -> str:
+    """The SVG drawing of the graph file at ``path``; GraphFileError names the place of a problem."""
+    text = _read(Path(path))
+    graph = loads(text, kernels=KernelRegistry(stand_in_kernels(text)), file=str(path))
+    return to_svg(graph, diagnostics=[])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print ``{"svg": ..., "cell": ...}`` for the file named on the command line, or ``{"error": ...}``."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print(json.dumps({"error": "usage: python -m graphlab.fileview.drawing FILE.graph.json"}))
+        return 2
+    path = Path(args[0])
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # Taichi's banner is no part of the answer
+            answer = {"svg": draw_file(path), "cell": loader_cell(path.name, _read(path))}
+    except GraphlabError as exc:
+        print(json.dumps({"error": str(exc)}))
+        return 1
+    print(json.dumps(answer))
+    return 0
+
+
+def stand_in_kernels(text: str | bytes) -> list[KernelInfo]:
+    """One stand-in per kernel reference, taking every parameter the file binds (any spec fits).
+
+    Malformed files yield what can be read; :func:`graphlab.graphfile.loads` then names the problem.
+    """
+    data = _parsed(text)
+    params: dict[str, dict[str, str]] = {}
+    kinds = {a.get("name"): a.get("kind") for a in _list(data, "args") if isinstance(a, dict)}
+    for node in _dispatches(data):
+        ref, bindings = node.get("kernel"), node.get("bindings")
+        if not isinstance(ref, str):
+            continue
+        seen = params.setdefault(ref, {})
+        for param, bound in bindings.items() if isinstance(bindings, dict) else ():
+            kind = kinds.get(bound) if isinstance(bound, str) else None
+            seen.setdefault(param, kind if kind in _KINDS else "ndarray")
+    return [_stand_in(ref, found) for ref, found in params.items()]
+
+
+def loader_cell(file_name: str, text: str | bytes) -> str:
+    """The first cell of the notebook the viewer opens next to the file: load it, open the editor.
+
+    The kernels come from the modules the file names (imported by the user running the cell, not
+    by the viewer); kernels defined in a notebook (``__main__:k``) come from the notebook's globals.
+    """
+    refs = sorted({ref for ref in (n.get("kernel") for n in _dispatches(_parsed(text))) if isinstance(ref, str)})
+    modules = sorted({ref.split(":", 1)[0] for ref in refs if ":" in ref} - {"__main__"})
+    modules = [m for m in modules if _MODULE.fullmatch(m) and not any(keyword.iskeyword(p) for p in m.split("."))]
+    in_notebook = [ref.split(":", 1)[1] for ref in refs if ref.startswith("__main__:")]
+    lines = ["import graphlab as gl", *(f"import {m}" for m in modules), ""]
+    if in_notebook:
+        lines.append(f"# defined in a notebook: define {', '.join(in_notebook)} in a cell above this one")
+    if modules and not in_notebook:
+        kernels = modules[0] if len(modules) == 1 else "{" + ", ".join(f"**vars({m})" for m in modules) + "}"
+    else:
+        kernels = "globals()" if not modules else "{**globals(), " + ", ".join(f"**vars({m})" for m in modules) + "}"
+    lines += [f"g = gl.load({file_name!r}, kernels={kernels})", "gl.editor(g)"]
+    return "\n".join(lines)
+
+
+_KINDS = frozenset(("scalar", "ndarray", "matrix", "texture", "rw_texture"))
+_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _stand_in(ref: str, params: dict[str, str]) -> KernelInfo:
+    name = ref.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+
+    def fn() -> None:  # never called: a distinct object per reference (KernelInfo compares by fn)
+        raise AssertionError(f"the stand-in of {ref} is drawn, never run")
+
+    return KernelInfo(fn, name, ref, tuple(Param(p, kind) for p, kind in params.items()), returns=False)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise GraphFileError(f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,} limit", file=str(path))
+        return path.read_bytes()
+    except OSError as exc:
+        raise GraphFileError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
+
+
+def _parsed(text: str | bytes) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _list(data: Any, key: str) -> list[Any]:
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, list) else []
+
+
+def _dispatches(data: Any) -> Iterator[dict[str, Any]]:
+    """Every dispatch node object in the file's body and sequences (no recursion: bodies are flat lists)."""
+    bodies = [_list(data, "body"), *(_list(s, "body") for s in _list(data, "sequences") if isinstance(s, dict))]
+    for body in bodies:
+        for node in body:
+            if isinstance(node, dict) and node.get("type") == "dispatch":
+                yield node
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""Shape relations a kernel's source makes certain, so that a too-short array is refused before Taichi runs.
+
+Taichi 1.7.4 checks no shapes: a kernel that loops over ``x`` and writes ``J[p]`` reads and writes
+past the end of a shorter ``J`` (on the CPU a segfault that takes the notebook kernel with it). Most
+kernels, Taichi's own examples among them, declare no shapes, so the relations are read from the
+kernel's Python source, and only where they are certain:
+
+- the loop is a struct-for over an ndarray parameter (``for p in x``, ``for i, j in x``), a
+  ``range(x.shape[k])`` (or ``range(0, x.shape[k])``), a ``ti.ndrange`` whose arguments are
+  ``x.shape[k]`` or int constants, or ``ti.grouped`` over either;
+- the index is exactly the loop variable (``J[p]``, ``b[i, j]``, ``y[I]``): no offset, no arithmetic;
+- the access runs on every iteration: no ``if``, ``while``, ``break``, ``continue`` or ``return``
+  and no loop of unknown length between the kernel's top and the access, and neither the loop
+  variable nor the array is assigned to.
+
+Each such access gives ``J.shape[a] >= x.shape[k]``, required whenever the enclosing loops run at
+least once. Everything else stays unchecked: offsets (``J[p + 1]``), indices computed from data
+(``grid[base + offset]``), accesses inside ``ti.func`` calls, loops over a scalar ``n``, accesses
+under an ``if``.
+
+Examples
+--------
+>>> import contextlib
+>>> with contextlib.redirect_stdout(None):  # Taichi prints a banner when first imported
+...     import taichi as ti
+>>> @ti.kernel
+... def scale(x: ti.types.ndarray(ndim=1), J: ti.types.ndarray(ndim=1)):
+...     for p in x:
+...         J[p] = 2 * x[p]
+>>> [str(fact) for fact in kernel_shape_facts(scale)]
+['J.shape[0] >= x.shape[0] (J[p] in for p in x)']
+"""
+
+import ast
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from graphlab.access_ast import buffer_params, module_of, parse_function, resolve_callee
+from graphlab.nodes import Dispatch
+
+if TYPE_CHECKING:
+    from graphlab.graph import Graph
+
+__all__ = [
+    "KernelShapeFact",
+    "ShapeRelation",
+    "first_violation",
+    "graph_shape_relations",
+    "inferred_shapes",
+    "kernel_shape_facts",
+]
+
+#: Expressions whose parts run only sometimes (or never): an access inside one is not certain.
+_MAYBE_RUN = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: Statements that run what they hold once, unconditionally.
+_PLAIN_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+_LEAVES = (ast.Break, ast.Continue, ast.Return)
+
+
+@dataclass(frozen=True)
+class Extent:
+    """How far a loop variable runs: over ``param.shape[axis]`` (``axis`` None: every axis, ``ti.grouped(x)``)."""
+
+    param: str
+    axis: int | None
+
+
+#: A loop variable's components: one per axis it covers; None for a constant extent (checked by nobody).
+Components = tuple[Extent | None, ...]
+
+
+@dataclass(frozen=True)
+class KernelShapeFact:
+    """``param.shape[axis] >= source.shape[source_axis]`` whenever every extent in ``guards`` is non-empty.
+
+    ``axis`` and ``source_axis`` are None together for ``y[I]`` with ``I`` from ``ti.grouped(x)``: every
+    axis of ``x``. ``access`` is the source text for messages (``J[p] in for p in x``).
+    """
+
+    param: str
+    axis: int | None
+    source: str
+    source_axis: int | None
+    guards: tuple[Extent, ...]
+    access: str
+
+    def __str__(self) -> str:
+        here = "shape" if self.axis is None else f"shape[{self.axis}]"
+        there = "shape" if self.source_axis is None else f"shape[{self.source_axis}]"
+        return f"{self.param}.{here} >= {self.source}.{there} ({self.access})"
+
+
+@dataclass(frozen=True)
+class ShapeRelation:
+    """``arg.shape[axis] >= source.shape[source_axis]`` between graph args, required by dispatch ``node``.
+
+    ``guards`` are ``(arg, axis)`` extents of the loops around the access (axis None: all axes); when
+    one of them is 0 the access never runs and the relation is not required.
+    """
+
+    node: str
+    kernel: str
+    arg: str
+    axis: int
+    source: str
+    source_axis: int
+    param: str
+    source_param: str
+    access: str
+    guards: tuple[tuple[str, int | None], ...]
+
+    def describe(self) -> str:
+        """``J.shape[0] >= x.shape[0] (dispatch 'p2g' indexes J[p] in for p in x)``."""
+        return (
+            f"{self.arg}.shape[{self.axis}] >= {self.source}.shape[{self.source_axis}] "
+            f"(dispatch {self.node!r} indexes {self.access})"
+        )
+
+
+# ---------------------------------------------------------------- one kernel
+_FACT_CACHE: dict[int, tuple[Callable[..., Any], tuple[KernelShapeFact, ...]]] = {}
+
+
+def kernel_shape_facts(kernel: Callable[..., Any]) -> tuple[KernelShapeFact, ...]:
+    """The certain shape facts of a ``@ti.kernel`` (cached per function); none when its source is unreadable."""
+    cached = _FACT_CACHE.get(id(kernel))
+    if cached is not None and cached[0] is kernel:
+        return cached[1]
+    try:
+        arrays = {name for name, kind in buffer_params(kernel).items() if kind == "ndarray"}
+        fdef, scope = parse_function(kernel)
+    except (OSError, TypeError, SyntaxError, StopIteration):  # no source (a lambda, a REPL line): nothing certain
+        facts: tuple[KernelShapeFact, ...] = ()
+    else:
+        facts = tuple(dict.fromkeys(_facts(fdef, scope, arrays)))
+    _FACT_CACHE[id(kernel)] = (kernel, facts)
+    return facts
+
+
+def _facts(fdef: ast.FunctionDef, scope: Mapping[str, object], arrays: set[str]) -> Iterator[KernelShapeFact]:
+    parents = {child: node for node in ast.walk(fdef) for child in ast.iter_child_nodes(node)}
+    stored = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    arrays = arrays - stored  # an array name bound to something else is not followed
+    reader = _LoopReader(scope, arrays)
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in arrays:
+            loops = _certain_loops(node, parents, fdef)
+            if loops is None:
+                continue
+            read = [r for r in (reader.read(loop) for loop in loops) if r is not None]
+            if len(read) != len(loops):
+                continue  # a loop of unknown length (range(n), a while): the access may never run
+            bound: dict[str, Components] = {}
+            guards: list[Extent] = []
+            for loop, (names, components) in zip(loops, read):
+                # outermost first: an inner loop's variable hides an outer one of the same name
+                guards += [e for c in components for e in c if e is not None]
+                for name, comp in zip(names, components):
+                    if not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                               for stmt in loop.body for n in ast.walk(stmt)):  # fmt: skip
+                        bound[name] = comp
+                    else:
+                        bound.pop(name, None)
+            loop_text = " / ".join(_loop_text(loop) for loop in loops)
+            yield from _index_facts(node, bound, tuple(dict.fromkeys(guards)), loop_text)
+
+
+class _LoopReader:
+    """What a ``for`` loop's variables run over, or None when it is not a loop of known length."""
+
+    def __init__(self, scope: Mapping[str, object], arrays: set[str]) -> None:
+        self.scope = scope
+        self.arrays = arrays
+
+    def read(self, loop: ast.For) -> tuple[list[str], list[Components]] | None:
+        names = _target_names(loop.target)
+        if names is None:
+            return None
+        it = loop.iter
+        if isinstance(it, ast.Name) and it.id in self.arrays:  # struct-for: for i, j in x
+            return names, [(Extent(it.id, k),) for k in range(len(names))]
+        if not isinstance(it, ast.Call) or it.keywords:
+            return None
+        callee = resolve_callee(it.func, self.scope)
+        name = getattr(callee, "__name__", "")
+        taichi = module_of(callee).split(".")[0] == "taichi"
+        if callee is range:
+            comp = self._range(it.args)
+            return (names, [comp]) if comp is not None and len(names) == 1 else None
+        if taichi and name == "static" and len(it.args) == 1 and isinstance(it.args[0], ast.Call):
+            unrolled = ast.For(target=loop.target, iter=it.args[0], body=[], orelse=[])
+            return self.read(unrolled)  # ti.static(range(3)): unrolled, same extents
+        if taichi and name == "ndrange":
+            comps = self._ndrange(it.args)
+            return (names, [(c,) for c in comps]) if comps is not None and len(names) == len(comps) else None
+        if taichi and name == "grouped" and len(it.args) == 1 and len(names) == 1:
+            inner_it = it.args[0]
+            if isinstance(inner_it, ast.Name) and inner_it.id in self.arrays:
+                return names, [(Extent(inner_it.id, None),)]
+            if isinstance(inner_it, ast.Call) and not inner_it.keywords:
+                inner = resolve_callee(inner_it.func, self.scope)
+                if module_of(inner).split(".")[0] == "taichi" and getattr(inner, "__name__", "") == "ndrange":
+                    comps = self._ndrange(inner_it.args)
+                    if comps is not None:
+                        return names, [comps]
+        return None
+
+    def _shape_ref(self, expr: ast.expr) -> Extent | None:
+        """``Extent(x, k)`` for exactly ``x.shape[k]`` with ``x`` an ndarray parameter."""
+        if (
+            isinstance(expr, ast.Subscript)
+            and isinstance(expr.value, ast.Attribute)
+            and expr.value.attr == "shape"
+            and isinstance(expr.value.value, ast.Name)
+            and expr.value.value.id in self.arrays
+            and isinstance(expr.slice, ast.Constant)
+            and type(expr.slice.value) is int
+            and expr.slice.value >= 0
+        ):
+            return Extent(expr.value.value.id, expr.slice.value)
+        return None
+
+    def _range(self, args: Sequence[ast.expr]) -> Components | None:
+        """``(Extent,)`` for range(x.shape[k]) or range(0, x.shape[k]); ``(None,)`` for a positive constant
+        count (never empty, bounds nothing); None for anything else (the loop's length is unknown)."""
+        if len(args) == 2 and _int(args[0]) == 0:
+            args = args[1:]
+        if len(args) != 1:
+            return None
+        extent = self._shape_ref(args[0])
+        if extent is not None:
+            return (extent,)
+        count = _int(args[0])
+        return (None,) if count is not None and count > 0 else None
+
+    def _ndrange(self, args: Sequence[ast.expr]) -> Components | None:
+        """One component per ``ti.ndrange`` argument (as :meth:`_range`), or None if one is unknown."""
+        comps: list[Extent | None] = []
+        for arg in args:
+            comp: Components | None
+            if isinstance(arg, ast.Tuple) and len(arg.elts) == 2:
+                low, high = _int(arg.elts[0]), _int(arg.elts[1])
+                if low is not None and high is not None:
+                    comp = (None,) if high > low else None
+                else:
+                    comp = self._range(arg.elts) if low == 0 else None
+            else:
+                comp = self._range([arg])
+            if comp is None:
+                return None
+            comps += comp
+        return tuple(comps)
+
+
+def _int(expr: ast.expr) -> int | None:
+    return expr.value if isinstance(expr, ast.Constant) and type(expr.value) is int else None
+
+
+def _target_names(target: ast.expr) -> list[str] | None:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return None
+
+
+def _certain_loops(access: ast.AST, parents: Mapping[ast.AST, ast.AST], fdef: ast.FunctionDef) -> list[ast.For] | None:
+    """The loops around ``access`` (outermost first) when it runs on every iteration of them, else None."""
+    loops: list[ast.For] = []
+    child, node = access, parents.get(access)
+    while node is not None and node is not fdef:
+        if isinstance(node, ast.For):
+            if child not in node.body or any(isinstance(n, _LEAVES) for s in node.body for n in ast.walk(s)):
+                return None
+            loops.append(node)
+        elif isinstance(node, _MAYBE_RUN) or (isinstance(node, ast.stmt) and not isinstance(node, _PLAIN_STATEMENTS)):
+            return None
+        child, node = node, parents.get(node)
+    return loops[::-1] if node is fdef else None
+
+
+def _loop_text(loop: ast.For) -> str:
+    return f"for {ast.unparse(loop.target)} in {ast.unparse(loop.iter)}"
+
+
+def _index_facts(
+    access: ast.Subscript, bound: Mapping[str, Components], guards: tuple[Extent, ...], loop_text: str
+) -> Iterator[KernelShapeFact]:
+    """One fact per axis indexed exactly by a loop variable; positions stop at the first other index."""
+    assert isinstance(access.value, ast.Name)
+    param = access.value.id
+    parts = access.slice.elts if isinstance(access.slice, ast.Tuple) else [access.slice]
+    text = f"{ast.unparse(access)} in {loop_text}"
+    axis = 0
+    for part in parts:
+        comps = bound.get(part.id) if isinstance(part, ast.Name) else None
+        if comps is None:
+            return  # an expression may cover any number of axes: the positions after it are unknown
+        for comp in comps:
+            if comp is not None and comp.axis is None:  # y[I] with I from ti.grouped(x): all axes, alone
+                if len(parts) == 1 and len(comps) == 1 and comp.param != param:
+                    yield KernelShapeFact(param, None, comp.param, None, guards, text)
+                return
+            if comp is not None and not (comp.param == param and comp.axis == axis):
+                yield KernelShapeFact(param, axis, comp.param, comp.axis, guards, text)
+            axis += 1
+
+
+# ---------------------------------------------------------------- a graph
+def graph_shape_relations(graph: "Graph") -> list[ShapeRelation]:
+    """Every kernel fact mapped through the graph's bindings to its args (cached until the next edit)."""
+    relations: list[ShapeRelation] = graph.cached("shape_facts", lambda: _relations(graph))
+    return relations
+
+
+def _relations(graph: "Graph") -> list[ShapeRelation]:
+    found: dict[tuple[Any, ...], ShapeRelation] = {}
+    for node_id, node in graph.nodes():
+        if not isinstance(node, Dispatch):
+            continue
+        bound = {param: arg for param, arg in node.bindings if arg is not None}
+        ndims = {p: graph.args[a].ndim for p, a in bound.items() if a in graph.args and graph.args[a].kind == "ndarray"}
+        for fact in kernel_shape_facts(node.kernel.fn):
+            if fact.param not in ndims or fact.source not in ndims or any(g.param not in ndims for g in fact.guards):
+                continue
+            guards = tuple((bound[g.param], g.axis) for g in fact.guards)
+            pairs = (
+                [(fact.axis, fact.source_axis)]
+                if fact.axis is not None
+                else [(a, a) for a in range(ndims[fact.source])]
+            )
+            for axis, source_axis in pairs:
+                assert axis is not None and source_axis is not None
+                arg, source = bound[fact.param], bound[fact.source]
+                if (
+                    axis >= ndims[fact.param]
+                    or source_axis >= ndims[fact.source]
+                    or (arg, axis) == (source, source_axis)
+                ):
+                    continue
+                key = (arg, axis, source, source_axis, guards)
+                found.setdefault(key, ShapeRelation(
+                    node_id, node.kernel.name, arg, axis, source, source_axis, fact.param, fact.source, fact.access,
+                    guards,
+                ))  # fmt: skip
+    return list(found.values())
+
+
+def inferred_shapes(graph: "Graph") -> dict[str, str]:
+    """``[≥n]``-style lower bounds for each ndarray arg with no declared shape that a relation bounds.
+
+    An axis is bounded by the source's declared dim where it has one (``≥n``, ``≥128``), else by the
+    source's own axis (``≥x.shape[0]``); an axis nothing bounds is ``?``. Render and the widget show
+    these where a declared shape would be.
+    """
+    bounds: dict[str, dict[int, dict[str, None]]] = {}
+    for rel in graph_shape_relations(graph):
+        arg, source = graph.args[rel.arg], graph.args[rel.source]
+        if arg.shape is not None:
+            continue
+        declared = None if source.shape is None else source.shape[rel.source_axis]
+        text = f"{rel.source}.shape[{rel.source_axis}]" if declared is None else str(declared)
+        bounds.setdefault(rel.arg, {}).setdefault(rel.axis, {})[text] = None
+    shown = {}
+    for name, axes in bounds.items():
+        parts = []
+        for axis in range(graph.args[name].ndim):
+            found = list(axes.get(axis, ()))
+            parts.append("?" if not found else f"≥{found[0]}" if len(found) == 1 else f"≥max({', '.join(found)})")
+        shown[name] = f"[{', '.join(parts)}]"
+    return shown
+
+
+def first_violation(
+    relations: Iterable[ShapeRelation], shapes: Mapping[str, tuple[int, ...]]
+) -> tuple[ShapeRelation, str] | None:
+    """The first relation the concrete ``shapes`` (arg -> field dims) break, and why; None when all hold.
+
+    A relation whose args have no shape here (a temp not yet allocated) is skipped, and so is one
+    whose loops run zero times.
+    """
+    for rel in relations:
+        have, need = shapes.get(rel.arg), shapes.get(rel.source)
+        if have is None or need is None or len(have) <= rel.axis or len(need) <= rel.source_axis:
+            continue
+        if have[rel.axis] >= need[rel.source_axis] or not _loops_run(rel, shapes):
+            continue
+        why = (
+            f"dispatch {rel.node!r}{_kernel_note(rel)} indexes {rel.access}, so arg {rel.arg!r} (param {rel.param!r}) "
+            f"needs shape[{rel.axis}] >= shape[{rel.source_axis}] of arg {rel.source!r} (param "
+            f"{rel.source_param!r}); got {have[rel.axis]} < {need[rel.source_axis]}, and Taichi would read and write "
+            f"past the end of {rel.arg!r}. Give {rel.arg!r} at least {need[rel.source_axis]} along axis {rel.axis}"
+        )
+        return rel, why
+    return None
+
+
+def _kernel_note(rel: ShapeRelation) -> str:
+    return "" if rel.node.rsplit("/", 1)[-1] == rel.kernel else f" (kernel {rel.kernel})"
+
+
+def _loops_run(rel: ShapeRelation, shapes: Mapping[str, tuple[int, ...]]) -> bool:
+    """Whether every loop around the access runs at least once (unknown: False, the relation waits)."""
+    for arg, axis in rel.guards:
+        shape = shapes.get(arg)
+        if shape is None or 0 in (shape if axis is None else shape[axis : axis + 1]):
+            return False
+    return True
