@@ -79,6 +79,9 @@ def load_kernel_module(spec: str) -> ModuleType:
     if path.suffix == ".py":
         if not path.is_file():
             raise GraphlabError(f"--kernels {spec}: no such file")
+        loaded = sys.modules.get(path.stem)
+        if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == path.resolve():
+            return loaded  # already imported (main() called in-process): its kernels stay the same objects
         module_spec = importlib.util.spec_from_file_location(path.stem, path)
         if module_spec is None or module_spec.loader is None:
             raise GraphlabError(f"--kernels {spec}: cannot import this file")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import compare_kernels
 import numpy as np
 import pytest
 from compare_kernels import SIN_SPLIT, loop_graph, planted_graph
@@ -121,3 +123,11 @@ def test_against_an_exported_module_folder(planted, tmp_path, capsys):
     assert main(argv) == 1
     found = json.loads(capsys.readouterr().out)["divergence"]
     assert (found["archs"], found["step_id"], found["buffer"]) == (["x64", "vulkan module"], "rounds[0]/wobble", "w")
+
+
+def test_an_imported_kernels_file_is_reused_not_imported_again(planted, capsys):
+    """main() in-process must not replace the module the caller's graphs were built from."""
+    graph, values = planted
+    main(["compare", graph, "--kernels", KERNELS, "--against", "x64", "--values", values])
+    capsys.readouterr()
+    assert sys.modules["compare_kernels"] is compare_kernels

@@ -76,7 +76,7 @@ def test_signature_of_gl_export_is_the_function_and_import_stays_light():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == str(
-        ["graph", "path", "arch", "dims", "values", "overwrite", "progress", "tcm", "cpu_threads", "timeout"]
+        ["graph", "path", "arch", "dims", "values", "overwrite", "progress", "tcm", "cpu_threads", "timeout", "debug"]
     )
 
 
