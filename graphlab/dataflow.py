@@ -108,6 +108,20 @@ def dataflow_facts(graph: Graph, *, access: str = "auto") -> DataflowFacts:
     return facts
 
 
+def access_mode(graph: Graph) -> str:
+    """The ``access`` that gives the graph's default facts again elsewhere: ``"ast"`` when no kernel's
+    came from Vulkan (a child process then skips a Vulkan probe that would fail again), else ``"auto"``."""
+    sources = dataflow_facts(graph).source.values()
+    return "ast" if sources and all(source == "ast" for source in sources) else "auto"
+
+
+def assume_access(graph: Graph, access: str) -> None:
+    """Make ``access`` answer for the graph's default (``"auto"``) facts until its next edit; for a
+    process that already knows, from :func:`access_mode` of its parent, where the facts come from."""
+    if access != "auto":
+        graph.cached("dataflow:auto", lambda: dataflow_facts(graph, access=access))
+
+
 def _compute_facts(graph: Graph, access: str) -> DataflowFacts:
     reports = kernel_reports(graph, access)
     facts = DataflowFacts(source={ref: report.source for ref, report in reports.items()})

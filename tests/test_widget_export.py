@@ -121,3 +121,26 @@ def test_export_uses_the_live_debug_sessions_values_when_the_editor_has_none(ti_
     assert view["state"] == "done" and view["verify"]["passed"] is True, view
     assert view["verify"]["verdict"] == "identical"
     widget.close()
+
+
+def test_the_summary_and_the_list_count_the_same_files(ed, tmp_path):
+    assert export(ed, tmp_path / "module", verify=False)["ok"]
+    view = ed.export
+    folder = tmp_path / "module"
+    on_disk = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert view["files"] == on_disk and view["file_count"] == len(on_disk)
+    assert "manifest.json" in on_disk and any(f.startswith("host/") for f in on_disk)
+    assert f": {len(on_disk)} files, " in view["result"], view["result"]
+
+
+def test_a_verification_that_cannot_run_is_not_a_failed_export(ed, tmp_path, monkeypatch):
+    monkeypatch.setenv("CC", "graphlab-no-such-cc")  # a real missing compiler: the C host cannot be built
+    reply = export(ed, tmp_path / "module", cpu_threads=1)
+    assert reply["ok"] is True, "the module was written"
+    view = ed.export
+    assert view["state"] == "done" and view["error"] is None and view["verify"] is None
+    assert (tmp_path / "module" / "manifest.json").is_file() and view["file_count"] > 0
+    why = view["verify_error"]
+    assert "ToolMissingError" in why and "graphlab-no-such-cc" in why and "apt-get install gcc" in why
+    assert f"gl.verify({str(tmp_path / 'module')!r})" in why
+    assert set(view) == declared_fields("ExportView")

@@ -34,6 +34,28 @@ export function verdictBanner(verify: VerifyView): { text: string; pass: boolean
   return { text: text[verify.verdict], pass: verify.verdict !== "differs" };
 }
 
+/** The progress bar's state: a failed export and an unverified module do not look like a finished one. */
+export type BarState = "running" | "done" | "unverified" | "failed";
+
+/**
+ * What the export came to, in a line, and the bar's state. A module whose verification could not
+ * run was still written, so it is told apart from an export that failed (which wrote nothing).
+ */
+export function exportOutcome(view: ExportView): { bar: BarState; text: string } {
+  const took = `in ${view.seconds.toFixed(1)} s`;
+  const percent = Math.round(100 * view.fraction);
+  if (view.state === "running") return { bar: "running", text: `${view.stage}\u2026 ${percent}%` };
+  if (view.state === "failed") return { bar: "failed", text: `export failed ${took}; nothing was written` };
+  if (view.verify_error) return { bar: "unverified", text: `exported ${took}; verification could not run` };
+  return { bar: "done", text: `done ${took}` };
+}
+
+/** The file list's heading: the count Python made (the same one its summary gives), not the list's length. */
+export function filesSummary(view: ExportView): string {
+  const shown = view.files.length < view.file_count ? ` (the first ${view.files.length} listed)` : "";
+  return `${view.file_count} files written${shown}`;
+}
+
 /** A table cell's text: a number, or a dash where nothing was measured. */
 export function noiseCell(noise: number | null): string {
   return noise === null ? "\u2013" : formatNum(noise, 3);
@@ -153,27 +175,32 @@ export class ExportSection implements Section {
 
 function renderStatus(view: ExportView): (HTMLElement | null)[] {
   if (view.state === "idle") return [];
-  const progress = h("progress", { class: "gl-progress", max: 1, value: view.fraction });
-  const stage = h(
-    "div",
-    { class: "gl-hint" },
-    view.state === "running"
-      ? `${view.stage}\u2026 ${Math.round(100 * view.fraction)}%`
-      : `${view.state} in ${view.seconds.toFixed(1)} s`,
-  );
+  const outcome = exportOutcome(view);
+  const progress = h("progress", {
+    class: `gl-progress gl-progress-${outcome.bar}`,
+    "data-state": outcome.bar,
+    max: 1,
+    value: view.fraction,
+  });
+  const stage = h("div", { class: "gl-hint" }, outcome.text);
   const out: (HTMLElement | null)[] = [
     h("h4", {}, `Export ${view.run}: ${view.arch} \u2192 `, h("code", {}, view.path ?? "")),
     progress,
     stage,
   ];
   if (view.error) out.push(h("div", { class: "gl-diag gl-diag-error", role: "alert" }, view.error));
+  if (view.verify_error) {
+    out.push(
+      h("div", { class: "gl-diag gl-diag-warning", role: "status", "data-verify": "could not run" }, view.verify_error),
+    );
+  }
   if (view.result) out.push(h("div", { class: "gl-hint" }, view.result));
   if (view.files.length > 0) {
     out.push(
       h(
         "details",
         { class: "gl-files" },
-        h("summary", {}, `${view.files.length} files written`),
+        h("summary", {}, filesSummary(view)),
         h(
           "ul",
           {},

@@ -5,7 +5,7 @@
  */
 
 import { Listeners, h, replaceChildren } from "./dom";
-import { searchKernels, signature } from "./paletteSearch";
+import { searchKernels, signature, usedKernels } from "./paletteSearch";
 import type { KernelView } from "./protocol";
 import { insertionPoint } from "./selection";
 import type { Actions, ViewState } from "./state";
@@ -54,7 +54,7 @@ export class Palette {
     this.state = state;
     const where = insertionPoint(state.index, state.anchor).where;
     this.footer.textContent = `A click adds the kernel ${where}.`;
-    const key = JSON.stringify(state.traits.palette);
+    const key = JSON.stringify([state.traits.palette, [...usedKernels(state.traits.graph)]]);
     if (key !== this.key) {
       this.key = key;
       this.renderList();
@@ -66,7 +66,7 @@ export class Palette {
     if (!state) return;
     this.itemListeners.dispose();
     this.itemListeners = new Listeners();
-    const kernels = searchKernels(state.traits.palette, this.search.value);
+    const kernels = searchKernels(state.traits.palette, this.search.value, usedKernels(state.traits.graph));
     if (state.traits.palette.length === 0) {
       replaceChildren(
         this.list,

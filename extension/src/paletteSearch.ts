@@ -1,16 +1,34 @@
 /**
  * Kernel palette search: every word of the query must appear in the kernel's name, reference or
- * parameter names; matches on the name come first.
+ * parameter names; matches on the name come first. Kernels the graph already dispatches come before
+ * the rest (at equal match), since a graph is mostly built from its own kernels again.
  */
 
-import type { KernelView } from "./protocol";
+import type { GraphView, KernelView } from "./protocol";
 
-export function searchKernels(kernels: readonly KernelView[], query: string): KernelView[] {
+/** The references (`module:qualname`) of the kernels the graph dispatches. */
+export function usedKernels(graph: GraphView): Set<string> {
+  const refs = new Set<string>();
+  for (const node of graph.nodes) if (node.kind === "dispatch") refs.add(node.kernel);
+  return refs;
+}
+
+export function searchKernels(
+  kernels: readonly KernelView[],
+  query: string,
+  used: ReadonlySet<string> = new Set(),
+): KernelView[] {
   const words = query
     .toLowerCase()
     .split(/\s+/)
     .filter((w) => w !== "");
-  if (words.length === 0) return [...kernels];
+  const unused = (k: KernelView): number => (used.has(k.ref) ? 0 : 1);
+  if (words.length === 0) {
+    return kernels
+      .map((kernel, order) => ({ kernel, order }))
+      .sort((a, b) => unused(a.kernel) - unused(b.kernel) || a.order - b.order)
+      .map((s) => s.kernel);
+  }
   const scored: { kernel: KernelView; score: number; order: number }[] = [];
   kernels.forEach((kernel, order) => {
     const name = kernel.name.toLowerCase();
@@ -20,7 +38,7 @@ export function searchKernels(kernels: readonly KernelView[], query: string): Ke
     const score = name === first ? 0 : name.startsWith(first) ? 1 : name.includes(first) ? 2 : 3;
     scored.push({ kernel, score, order });
   });
-  scored.sort((a, b) => a.score - b.score || a.order - b.order);
+  scored.sort((a, b) => a.score - b.score || unused(a.kernel) - unused(b.kernel) || a.order - b.order);
   return scored.map((s) => s.kernel);
 }
 

@@ -464,10 +464,15 @@ export interface ExportView {
   stage: string;
   /** 0..1 over export and verification. */
   fraction: number;
-  /** Files written, relative to `path`. */
+  /** Files written, relative to `path` (the first 200). */
   files: string[];
+  /** How many files were written (`result` counts the same ones). */
+  file_count: number;
   result: string;
   verify: VerifyView | null;
+  /** The module was written but verification could not run: why, and how to fix it. */
+  verify_error: string | null;
+  /** The export failed (nothing written): why. */
   error: string | null;
   seconds: number;
 }

@@ -81,8 +81,10 @@ export const EMPTY_EXPORT: ExportView = {
   stage: "",
   fraction: 0,
   files: [],
+  file_count: 0,
   result: "",
   verify: null,
+  verify_error: null,
   error: null,
   seconds: 0,
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { searchKernels, signature } from "../src/paletteSearch";
-import type { KernelView } from "../src/protocol";
+import { searchKernels, signature, usedKernels } from "../src/paletteSearch";
+import type { GraphView, KernelView } from "../src/protocol";
 import { param } from "./fixtures";
 
 const kernel = (name: string, params: string[] = []): KernelView => ({
@@ -36,5 +36,26 @@ describe("searchKernels", () => {
 
   it("writes a signature", () => {
     expect(signature(kernel("p2g", ["x", "v"]))).toBe("p2g(x, v)");
+  });
+
+  it("lists the kernels the graph dispatches first, keeping the rest in order", () => {
+    const used = new Set(["mpm:render", "mpm:init_p2g"]);
+    expect(searchKernels(kernels, "", used).map((k) => k.name)).toEqual(["init_p2g", "render", "substep_g2p", "p2g"]);
+    // a better match on the name still wins; among equal matches the graph's own come first
+    expect(searchKernels(kernels, "p2g", used).map((k) => k.name)).toEqual(["p2g", "init_p2g"]);
+    const both = [kernel("p2g_a"), kernel("p2g_b")];
+    expect(searchKernels(both, "p2g", new Set(["mpm:p2g_b"])).map((k) => k.name)).toEqual(["p2g_b", "p2g_a"]);
+  });
+
+  it("reads the kernels the graph uses from its dispatches", () => {
+    const graph = {
+      nodes: [
+        { kind: "dispatch", kernel: "mpm:p2g" },
+        { kind: "sequence" },
+        { kind: "dispatch", kernel: "mpm:p2g" },
+        { kind: "dispatch", kernel: "mpm:render" },
+      ],
+    } as unknown as GraphView;
+    expect([...usedKernels(graph)].sort()).toEqual(["mpm:p2g", "mpm:render"]);
   });
 });

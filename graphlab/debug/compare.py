@@ -33,7 +33,8 @@ import numpy as np
 
 from graphlab.bridge.runtime import cpu_max_threads
 from graphlab.carry import carry_kernels
-from graphlab.debug.compare_sides import COMMAND_TIMEOUT, ChildSide, LocalSide, Side
+from graphlab.dataflow import access_mode
+from graphlab.debug.compare_sides import COMMAND_TIMEOUT, Answer, ChildSide, LocalSide, Side
 from graphlab.debug.pictures import heatmap_png, lineplot_svg
 from graphlab.debug.session_errors import DebugError
 from graphlab.graphfile import dumps
@@ -236,13 +237,15 @@ class _Search:
         stop = table.count if chunk is None else chunk.stop
         return min(stop, at + self.stride)
 
-    def goto(self, index: int, names: Sequence[str]) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
-        """Both sides to step ``index``; their states and the named buffers there."""
-        return [side.goto(index, names, self.since) for side in self.sides]
+    def goto(self, index: int, names: Sequence[str]) -> list[Answer]:
+        """Both sides to step ``index`` at the same time; their states and the named buffers there."""
+        pending = [side.goto(index, names, self.since) for side in self.sides]
+        return [answer() for answer in pending]
 
-    def step(self, names: Sequence[str]) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
-        """One dispatch on both sides; their states and the named buffers after it."""
-        return [side.step(names, self.since) for side in self.sides]
+    def step(self, names: Sequence[str]) -> list[Answer]:
+        """One dispatch on both sides at the same time; their states and the named buffers after it."""
+        pending = [side.step(names, self.since) for side in self.sides]
+        return [answer() for answer in pending]
 
     def first_buffer(self, names: list[str], answers: list[Any], **where: Any) -> Divergence | None:
         (_, mine), (_, theirs) = answers
@@ -362,7 +365,7 @@ def _child(
                 continue
             np.save(folder / f"{name}.npy", value.to_numpy() if arg.kind == "ndarray" else np.asarray(value))
         payload = carry_kernels(dict.fromkeys(k.fn for k in graph.kernels)).to_dict()
-        side = ChildSide(arch, dumps(graph), payload, folder, threads, timeout)
+        side = ChildSide(arch, dumps(graph), payload, folder, threads, timeout, access=access_mode(graph))
         try:
             yield side
         finally:

@@ -24,6 +24,7 @@ import taichi as ti
 
 from graphlab.bridge.runtime import current_arch, new_ndarray
 from graphlab.carry import load_kernels
+from graphlab.dataflow import assume_access
 from graphlab.debug.compare_sides import side_state
 from graphlab.debug.session import DebugOptions, DebugSession
 from graphlab.graphfile import loads
@@ -67,6 +68,7 @@ class _Server:
         if arch != request["arch"]:
             return {"fallback": arch}
         graph = loads(request["graph"], kernels=kernels, file=request.get("file"))
+        assume_access(graph, request.get("access", "auto"))  # no Vulkan probe where the parent's failed
         values = start_values(graph, Path(request["values_dir"]))
         self.session = DebugSession(graph, values, options=DebugOptions(stats_on_stop=False))
         return {"arch": arch}

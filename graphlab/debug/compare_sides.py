@@ -1,7 +1,10 @@
 """The two runs ``dbg.compare`` drives in lock step: this process's session, and a child on another arch.
 
 Both answer the same two commands, ``goto(index)`` and ``step()``, with where they stand (position,
-the flag reads since the last answer) and the buffers asked for, as numpy arrays. The child is a
+the flag reads since the last answer) and the buffers asked for, as numpy arrays. A command returns a
+:data:`Pending`, called for the answer later: the child gets its command at once and works while this
+process runs its own side, so the two runs overlap (the child's start overlaps the first boundary's
+local work too: its answer is read with the first command's). The child is a
 server (:mod:`graphlab.debug.compare_child`) over two pipes, one JSON line per command; its buffers
 come back as ``.npy`` files, read and deleted at once, so a long run holds one boundary's buffers.
 """
@@ -15,7 +18,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,12 +30,17 @@ from graphlab.debug.session_errors import DebugError
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
 
-__all__ = ["BOOT", "COMMAND_TIMEOUT", "ChildSide", "LocalSide", "Side", "side_state"]
+__all__ = ["BOOT", "COMMAND_TIMEOUT", "Answer", "ChildSide", "LocalSide", "Pending", "Side", "side_state"]
 
 BOOT = "import sys; from graphlab.debug.compare_child import main; sys.exit(main(sys.argv[1:]))"
 #: Seconds the other side may take over one command (``start`` compiles; ``goto`` runs up to a whole
 #: span): past it the child is taken as hung, killed, and the comparison fails naming the command.
 COMMAND_TIMEOUT = 600.0
+
+#: A side's answer to a command: its state (:func:`side_state`) and the buffers asked for.
+Answer = tuple[dict[str, Any], dict[str, np.ndarray]]
+#: A command under way: call it for the :data:`Answer` (it waits for the side if need be).
+Pending = Callable[[], Answer]
 
 
 def side_state(session: DebugSession, since: int) -> dict[str, Any]:
@@ -43,35 +51,50 @@ def side_state(session: DebugSession, since: int) -> dict[str, Any]:
 
 
 class Side(Protocol):
-    """One run of the graph the comparison drives (this process's session, or the child's)."""
+    """One run of the graph the comparison drives (this process's session, or the child's).
+
+    A command is started by the call and answered by the :data:`Pending` it returns; start it on
+    every side before asking any for its answer, so the sides run at the same time.
+    """
 
     arch: str
 
-    def goto(self, index: int, names: Sequence[str], since: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]: ...
+    def goto(self, index: int, names: Sequence[str], since: int) -> Pending: ...
 
-    def step(self, names: Sequence[str], since: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]: ...
+    def step(self, names: Sequence[str], since: int) -> Pending: ...
 
 
 class LocalSide:
-    """This process's side: a session of its own on copies of the start values."""
+    """This process's side: a session of its own on copies of the start values.
+
+    It does its work when the answer is asked for, by then the other side has its command.
+    """
 
     def __init__(self, session: DebugSession) -> None:
         self.session = session
         self.arch = session.arch
 
-    def _answer(self, names: Sequence[str], since: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def _answer(self, names: Sequence[str], since: int) -> Answer:
         buffers = self.session.buffers
         return side_state(self.session, since), {name: buffers[name].to_numpy() for name in names}
 
-    def goto(self, index: int, names: Sequence[str], since: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def goto(self, index: int, names: Sequence[str], since: int) -> Pending:
         """Travel to step ``index``; the named buffers there."""
-        self.session.goto(index)
-        return self._answer(names, since)
 
-    def step(self, names: Sequence[str], since: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        def answer() -> Answer:
+            self.session.goto(index)
+            return self._answer(names, since)
+
+        return answer
+
+    def step(self, names: Sequence[str], since: int) -> Pending:
         """Run one dispatch; the named buffers after it."""
-        self.session.step()
-        return self._answer(names, since)
+
+        def answer() -> Answer:
+            self.session.step()
+            return self._answer(names, since)
+
+        return answer
 
 
 class ChildSide:
@@ -85,6 +108,7 @@ class ChildSide:
         values_dir: Path,
         threads: int | None,
         timeout: float = COMMAND_TIMEOUT,
+        access: str = "auto",
     ):
         self.arch = arch
         self.timeout = timeout
@@ -109,16 +133,21 @@ class ChildSide:
         self._out = os.fdopen(to_child_w, "w")
         self._in = from_child_r  # read with a deadline (select), not a blocking readline
         self._pending = b""
-        request = {"payload": payload, "graph": graph_text, "arch": arch, "threads": threads}
-        try:
-            answer = self._call("start", **request, values_dir=str(values_dir))
-        except BaseException:
-            self.close()
-            raise
+        self._closed = False
+        # not waited for: the child starts while this process works; read before the first answer
+        self._starting = True
+        request = {"payload": payload, "graph": graph_text, "arch": arch, "threads": threads, "access": access}
+        self._send("start", **request, values_dir=str(values_dir))
+
+    def _started(self) -> None:
+        """Read ``start``'s answer, once: the fallback error when Taichi could not start the arch."""
+        if not self._starting:
+            return
+        self._starting = False
+        answer = self._receive("start")
         if "fallback" in answer:
-            self.close()
             raise DebugError(
-                f"compare(against={arch!r}): Taichi cannot start {arch} on this machine (it fell back to "
+                f"compare(against={self.arch!r}): Taichi cannot start {self.arch} on this machine (it fell back to "
                 f"{answer['fallback']}); install its driver or compare against another arch"
             )
 
@@ -142,13 +171,15 @@ class ChildSide:
         line, _, self._pending = self._pending.partition(b"\n")
         return line.decode()
 
-    def _call(self, command: str, **request: Any) -> dict[str, Any]:
-        try:
+    def _send(self, command: str, **request: Any) -> None:
+        """Write one command; a child that has gone is reported by the next :meth:`_receive`."""
+        with contextlib.suppress(BrokenPipeError):
             self._out.write(json.dumps({"command": command, **request}) + "\n")
             self._out.flush()
-            line = self._readline(command)
-        except BrokenPipeError:
-            line = ""
+
+    def _receive(self, command: str) -> dict[str, Any]:
+        """The answer to the oldest command not yet answered (the child answers in order)."""
+        line = self._readline(command)
         if not line:
             self.proc.wait(timeout=30)
             self._log.seek(0)
@@ -162,26 +193,35 @@ class ChildSide:
             raise ChildRunError(f"compare: the {self.arch} side failed during {command!r}: {answer['error']}")
         return dict(answer["ok"])
 
-    def _answer(self, state: dict[str, Any], names: Sequence[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        arrays = {}
-        for name in names:
-            path = self.folder / f"{name}.npy"
-            arrays[name] = np.load(path)
-            path.unlink()
-        return state, arrays
+    def _command(self, command: str, names: Sequence[str], **request: Any) -> Pending:
+        """Send ``command`` now; the returned call reads its answer and the buffers it wrote."""
+        self._send(command, names=list(names), folder=str(self.folder), **request)
 
-    def goto(self, index: int, names: Sequence[str], since: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        def answer() -> Answer:
+            self._started()
+            state = self._receive(command)
+            arrays = {}
+            for name in names:
+                path = self.folder / f"{name}.npy"
+                arrays[name] = np.load(path)
+                path.unlink()
+            return state, arrays
+
+        return answer
+
+    def goto(self, index: int, names: Sequence[str], since: int) -> Pending:
         """Travel to step ``index`` there; the named buffers."""
-        state = self._call("goto", index=index, names=list(names), folder=str(self.folder), since=since)
-        return self._answer(state, names)
+        return self._command("goto", names, index=index, since=since)
 
-    def step(self, names: Sequence[str], since: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def step(self, names: Sequence[str], since: int) -> Pending:
         """Run one dispatch there; the named buffers after it."""
-        state = self._call("step", names=list(names), folder=str(self.folder), since=since)
-        return self._answer(state, names)
+        return self._command("step", names, since=since)
 
     def close(self) -> None:
-        """Stop the child (it exits on ``quit``; killed if it does not within 30 s)."""
+        """Stop the child (it exits on ``quit``; killed if it does not within 30 s); once."""
+        if self._closed:
+            return
+        self._closed = True
         with contextlib.suppress(OSError):
             self._out.write(json.dumps({"command": "quit"}) + "\n")
             self._out.flush()

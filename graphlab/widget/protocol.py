@@ -601,10 +601,15 @@ class ExportView(TypedDict):
     fraction: float
     """0..1 over export and verification."""
     files: list[str]
-    """Files written, relative to ``path``."""
+    """Files written, relative to ``path`` (the first 200)."""
+    file_count: int
+    """How many files were written (``result`` counts the same ones)."""
     result: str
     verify: VerifyView | None
+    verify_error: str | None
+    """The module was written but verification could not run: why, and how to fix it."""
     error: str | None
+    """The export failed (nothing written): why."""
     seconds: float
 
 

@@ -39,10 +39,22 @@ def default_arch() -> str:
     return {"x64": "x64", "arm64": "x64", "cuda": "cuda"}.get(arch, "vulkan")
 
 
-def files_under(folder: Path, limit: int = MAX_FILES) -> list[str]:
-    """The files in ``folder``, relative, sorted (at most ``limit``)."""
-    out = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    return out[:limit]
+def files_under(folder: Path) -> list[str]:
+    """Every file in ``folder``, relative, sorted."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def summary(result: Any, files: list[str]) -> str:
+    """The panel's one-line result, counting the same files the panel lists.
+
+    ``str(ExportResult)`` counts only the files the manifest seals, not ``manifest.json`` and
+    ``host/``, so it disagreed with the list beside it.
+    """
+    size = sum((result.path / name).stat().st_size for name in files)
+    return (
+        f"exported {', '.join(result.graphs)} to {result.path} ({result.arch}, Taichi {result.taichi_version}): "
+        f"{len(files)} files, {size / 1e6:.1f} MB, in {result.seconds:.1f} s"
+    )
 
 
 def _output_view(o: Any) -> dict[str, Any]:
@@ -86,8 +98,10 @@ class ExportPanel:
             "stage": "",
             "fraction": 0.0,
             "files": [],
+            "file_count": 0,
             "result": "",
             "verify": None,
+            "verify_error": None,
             "error": None,
             "seconds": 0.0,
         }
@@ -120,7 +134,7 @@ class ExportPanel:
         except GraphlabError:  # export() below refuses it, and the view shows why
             target = str(path)
         view.update(run=self.run_number, state="running", arch=arch, path=target, stage="start", fraction=0.0)
-        view.update(files=[], result="", verify=None, error=None, seconds=0.0)
+        view.update(files=[], file_count=0, result="", verify=None, verify_error=None, error=None, seconds=0.0)
         publish(self.view())
         last = [("", -1.0)]
 
@@ -143,12 +157,13 @@ class ExportPanel:
                 progress=progress,
                 cpu_threads=cpu_threads,
             )
-            view.update(files=files_under(result.path), result=str(result), path=str(result.path))
+            files = files_under(result.path)
+            view.update(files=files[:MAX_FILES], file_count=len(files), path=str(result.path))
+            view.update(result=summary(result, files))
             if verify:
                 view.update(stage="verify", fraction=EXPORT_SHARE + 0.05)
                 publish(self.view())
-                report = run_verify(result.path)
-                view.update(verify=_verify_view(report))
+                self._verify(result.path, run_verify)
             view.update(state="done", stage="done", fraction=1.0)
             return None
         except GraphlabError as exc:
@@ -163,3 +178,19 @@ class ExportPanel:
                 view.update(state="failed", error="the export was interrupted; nothing was written")
             view.update(seconds=time.perf_counter() - started)
             publish(self.view())
+
+    def _verify(self, folder: Path, run_verify: Callable[[Path], Any]) -> None:
+        """Verify the written module: its report, or why it could not run and the fix.
+
+        The module is on disk either way, so a verification that cannot run (no C compiler, no
+        Vulkan) is not an export that failed: the panel says so and how to check it later.
+        """
+        try:
+            report = run_verify(folder)
+        except GraphlabError as exc:
+            self._view["verify_error"] = (
+                f"{type(exc).__name__}: {exc}. The module is written; once that is fixed, check it with "
+                f"gl.verify({str(folder)!r}), or export again with 'overwrite' ticked."
+            )
+            return
+        self._view["verify"] = _verify_view(report)
