@@ -11,18 +11,16 @@ agree", or with the error that stopped it; a failed comparison leaves the sessio
 from __future__ import annotations
 
 import base64
-import logging
 import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from graphlab.errors import GraphlabError
+from graphlab.widget.jobs import finish_job, throttled
 
 if TYPE_CHECKING:
     from graphlab.debug import DebugSession, Divergence
 
-_log = logging.getLogger(__name__)
 
 #: Archs offered in the panel's list (the field also takes an exported module's folder).
 ARCHS: tuple[str, ...] = ("vulkan", "x64", "cuda", "metal", "opengl", "arm64")
@@ -112,29 +110,15 @@ class CompareRun:
         view.update(run=view["run"] + 1, state="running", against=against, rtol=float(rtol), atol=float(atol))
         view.update(stage="start", fraction=0.0, divergence=None, error=None, seconds=0.0)
         publish()
-        last = [("", -1.0)]
 
-        def progress(stage: str, fraction: float) -> None:
-            if stage == last[0][0] and fraction - last[0][1] < 0.02:
-                return
-            last[0] = (stage, fraction)
+        def report(stage: str, fraction: float) -> None:
             view.update(stage=stage, fraction=round(float(fraction), 4), seconds=time.perf_counter() - started)
             publish()
 
-        try:
-            found = session.compare(against, rtol=rtol, atol=atol, progress=progress)
-            self.found = found
+        def work() -> None:
+            self.found = session.compare(against, rtol=rtol, atol=atol, progress=throttled(report))
             view.update(state="done", stage="done", fraction=1.0)
-            view.update(divergence=None if found is None else divergence_view(found))
-            return None
-        except GraphlabError as exc:
-            view.update(state="failed", error=f"{type(exc).__name__}: {exc}")
-            return str(view["error"])
-        except Exception as exc:  # a failing comparison must not take the widget down
-            _log.exception("graphlab: the widget's compare failed")
-            view.update(state="failed", error=f"{type(exc).__name__}: {exc}")
-            return str(view["error"])
-        finally:
-            if view["state"] == "running":  # interrupted (KeyboardInterrupt)
-                view.update(state="failed", error="the comparison was interrupted; the session did not move")
-            view.update(seconds=time.perf_counter() - started)
+            view.update(divergence=None if self.found is None else divergence_view(self.found))
+
+        interrupted = "the comparison was interrupted; the session did not move"
+        return finish_job(view, work, what="compare", interrupted=interrupted, started=started)

@@ -9,7 +9,6 @@ exporter writes to a temporary folder and renames it).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,9 +17,8 @@ from typing import Any, get_args
 from graphlab.errors import GraphlabError
 from graphlab.export.exporter import export
 from graphlab.export.folders import output_folder
+from graphlab.widget.jobs import finish_job, throttled
 from graphlab.widget.protocol import ExportArch
-
-_log = logging.getLogger(__name__)
 
 TARGETS: tuple[str, ...] = get_args(ExportArch)
 #: Share of the bar given to the export; verification takes the rest.
@@ -136,17 +134,13 @@ class ExportPanel:
         view.update(run=self.run_number, state="running", arch=arch, path=target, stage="start", fraction=0.0)
         view.update(files=[], file_count=0, result="", verify=None, verify_error=None, error=None, seconds=0.0)
         publish(self.view())
-        last = [("", -1.0)]
+        share = EXPORT_SHARE if verify else 1.0
 
-        def progress(stage: str, fraction: float) -> None:
-            share = EXPORT_SHARE if verify else 1.0
-            if stage == last[0][0] and fraction - last[0][1] < 0.02:
-                return
-            last[0] = (stage, fraction)
+        def report(stage: str, fraction: float) -> None:
             view.update(stage=stage, fraction=round(share * float(fraction), 4))
             publish(self.view())
 
-        try:
+        def work() -> None:
             result = export(
                 graph,
                 path,
@@ -154,7 +148,7 @@ class ExportPanel:
                 dims=dict(dims) or None,
                 values=values,
                 overwrite=overwrite,
-                progress=progress,
+                progress=throttled(report),
                 cpu_threads=cpu_threads,
             )
             files = files_under(result.path)
@@ -165,18 +159,11 @@ class ExportPanel:
                 publish(self.view())
                 self._verify(result.path, run_verify)
             view.update(state="done", stage="done", fraction=1.0)
-            return None
-        except GraphlabError as exc:
-            view.update(state="failed", error=f"{type(exc).__name__}: {exc}")
-            return str(view["error"])
-        except Exception as exc:  # a failing export must not take the widget down
-            _log.exception("graphlab: the widget's export failed")
-            view.update(state="failed", error=f"{type(exc).__name__}: {exc}")
-            return str(view["error"])
+
+        try:
+            interrupted = "the export was interrupted; nothing was written"
+            return finish_job(view, work, what="export", interrupted=interrupted, started=started)
         finally:
-            if view["state"] == "running":  # interrupted (KeyboardInterrupt)
-                view.update(state="failed", error="the export was interrupted; nothing was written")
-            view.update(seconds=time.perf_counter() - started)
             publish(self.view())
 
     def _verify(self, folder: Path, run_verify: Callable[[Path], Any]) -> None:
