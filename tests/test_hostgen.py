@@ -15,6 +15,7 @@ import pytest
 
 from graphlab.errors import ToolMissingError
 from graphlab.export import hostgen
+from graphlab.export.capi_ctypes import taichi_c_api_dir
 from graphlab.export.errors import HostBuildError, HostGenError
 
 AOT_KERNELS = Path(__file__).with_name("aot_kernels.py")
@@ -195,3 +196,29 @@ def test_unknown_graph_flag_names_the_table(built, tmp_path):
     done = run_host(exe, folder, "--out", str(tmp_path), "--graph", "nope")
     assert done.returncode == 1
     assert "the module has no graph 'nope'" in done.stderr
+
+
+def test_cuda_host_with_the_driver_flag_read_compiles_without_warnings(built, tmp_path):
+    """A CUDA module's host reads flags through Taichi's CUDA interop and the driver (dlopen): the
+    same source built for TI_ARCH_CUDA compiles cleanly against the wheel's headers (no GPU here to
+    run it; bench/host_control_flow.py measures it on one) and still starts."""
+    folder, _ = built
+    copy = tmp_path / "cuda"
+    (copy / "host").mkdir(parents=True)
+    for name in ("main.c", "npy.c", "npy.h"):
+        (copy / "host" / name).write_bytes((folder / "host" / name).read_bytes())
+    main = copy / "host" / "main.c"
+    text = main.read_text()
+    arch = next(line for line in text.splitlines() if line.startswith("#define MODULE_ARCH "))
+    main.write_text(text.replace(arch, "#define MODULE_ARCH TI_ARCH_CUDA"))
+    c_api = taichi_c_api_dir()
+    done = subprocess.run(
+        ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-isystem", str(c_api / "include"),
+         str(main), str(copy / "host" / "npy.c"), "-o", str(tmp_path / "host"),
+         f"-L{c_api / 'lib'}", "-ltaichi_c_api", "-ldl", f"-Wl,-rpath,{c_api / 'lib'}"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "ti_export_cuda_memory" in text and "cuMemcpyDtoH_v2" in text
+    helped = subprocess.run([str(tmp_path / "host"), "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0 and "--frames" in helped.stdout + helped.stderr

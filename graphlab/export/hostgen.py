@@ -303,7 +303,7 @@ def build_host(out_dir: str | os.PathLike[str], *, cc: str | os.PathLike[str] | 
         runtime = c_string_literal(str(c_api / "runtime"))
         command = [compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-isystem", str(c_api / "include"),
                    f"-DGRAPHLAB_TI_LIB_DIR={runtime}", str(host / "main.c"), str(host / "npy.c"),
-                   "-o", str(built), f"-L{lib}", "-ltaichi_c_api", f"-Wl,-rpath,{lib}"]  # fmt: skip
+                   "-o", str(built), f"-L{lib}", "-ltaichi_c_api", "-ldl", f"-Wl,-rpath,{lib}"]  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         said = f"$ {' '.join(command)}\n{done.stdout}{done.stderr}"
         if done.returncode != 0:
