@@ -57,6 +57,9 @@ def register(sub: Any) -> None:
     export.add_argument("--overwrite", action="store_true", help="replace an existing module folder")
     export.add_argument("--cpu-threads", type=int, help="x64: threads compiled into the module (1: repeatable)")
     export.add_argument("--no-tcm", action="store_true", help="do not write module.tcm")
+    export.add_argument(
+        "--debug", action="store_true", help="also export a per-dispatch debug variant (for compare against the folder)"
+    )
     export.set_defaults(handler=run_export)
 
     verify = sub.add_parser(
@@ -234,6 +237,7 @@ def run_export(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             cpu_threads=args.cpu_threads,
             tcm=not args.no_tcm,
+            debug=args.debug,
         )
     print(result)
     return 0

@@ -6,6 +6,8 @@ them. Each segment is built as a user writes it by hand: top-level dispatches go
 GraphBuilder, a sequence becomes one Sequential appended ``repeat`` times (a sequence nested inside
 another is unrolled into its parent's Sequential, since Taichi's Sequential only dispatches). So
 running costs what the hand-built graph costs; the only extra work per run is the value check.
+A ``while_`` loop with ``check_every=k`` whose body is one segment also gets that segment k times
+over in one ti.graph, so the k iterations between two flag reads are one launch, not k.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from graphlab.dataflow import dataflow_facts
 from graphlab.errors import GraphError, GraphRunError, StaleGraphError
 from graphlab.memory import TempAllocator
 from graphlab.nodes import Dispatch, Node, SequenceUse
-from graphlab.plan import ControlEvent, Plan, Segment, build_plan, run_plan
+from graphlab.plan import ControlEvent, Iterate, Plan, Segment, build_plan, run_plan
 from graphlab.runvalues import ValueChecker
 from graphlab.shape_facts import graph_shape_relations
 
@@ -39,13 +41,20 @@ class CompiledGraph:
     """
 
     def __init__(
-        self, graph: Graph, plan: Plan, ti_graphs: dict[int, Any], token: bridge.RuntimeToken, written: set[str]
+        self,
+        graph: Graph,
+        plan: Plan,
+        ti_graphs: dict[int, Any],
+        token: bridge.RuntimeToken,
+        written: set[str],
+        batches: dict[tuple[int, int], Any] | None = None,
     ) -> None:
         self.name = graph.name
         self.arch = token.arch
         self.args = {name: arg for name, arg in graph.args.items() if graph.uses_of(name)}
         self.plan = plan
         self._ti_graphs = ti_graphs  # by segment id
+        self._batches = batches or {}  # by (segment id, times): the segment that many times in one graph
         self._last_events: list[ControlEvent] = []
         self._last_segments: list[int] = []
         self._token = token
@@ -107,6 +116,14 @@ class CompiledGraph:
             visited.append(segment.id)
             self._ti_graphs[segment.id].run(values)
 
+        def launch_batch(segment: Segment, times: int) -> bool:
+            batch = self._batches.get((segment.id, times))
+            if batch is None:
+                return False
+            visited.extend([segment.id] * times)
+            batch.run(values)
+            return True
+
         def read_flag(name: str) -> int:
             return bridge.read_flag(values[name])
 
@@ -114,7 +131,7 @@ class CompiledGraph:
             return int(values[name])
 
         self._last_segments = visited
-        self._last_events = run_plan(self.plan, launch, read_flag, read_count)
+        self._last_events = run_plan(self.plan, launch, read_flag, read_count, launch_batch)
         return self._last_events
 
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
@@ -139,9 +156,46 @@ def compile_graph(graph: Graph) -> CompiledGraph:
 
     plan = build_plan(graph)
     ti_graphs = {segment.id: build_ti_graph(graph, segment.nodes, symbols, segment.name) for segment in plan.segments}
+    batches = {
+        (segment.id, times): build_ti_graph(graph, segment.nodes * times, symbols, f"{segment.name}_x{times}")
+        for segment, times in batched_bodies(graph, plan)
+    }
     facts = dataflow_facts(graph)
     written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & AccessFlag.WRITE}
-    return CompiledGraph(graph, plan, ti_graphs, token, written)
+    return CompiledGraph(graph, plan, ti_graphs, token, written, batches)
+
+
+#: A batched loop body holds at most this many dispatches (compiling it costs time per dispatch).
+MAX_BATCH_DISPATCHES = 4096
+
+
+def batched_bodies(graph: Graph, plan: Plan) -> set[tuple[Segment, int]]:
+    """(segment, times) for each ``while_`` loop with ``check_every`` > 1 whose body is one segment:
+    its k iterations between two flag reads, and the shorter group before ``max_iter`` when k does
+    not divide it."""
+    found = set()
+    for op in plan.ops():
+        if not (isinstance(op, Iterate) and op.while_ and op.check_every > 1 and len(op.body) == 1):
+            continue
+        (body,) = op.body
+        if not isinstance(body, Segment) or _dispatch_count(graph, body.nodes) * op.check_every > MAX_BATCH_DISPATCHES:
+            continue
+        found.add((body, op.check_every))
+        if op.limit % op.check_every > 1:
+            found.add((body, op.limit % op.check_every))
+    return found
+
+
+def _dispatch_count(graph: Graph, nodes: Sequence[tuple[str, Node]]) -> int:
+    """Dispatches the nodes launch (sequence uses unrolled: repeat times their body)."""
+    total = 0
+    for node_id, node in nodes:
+        if isinstance(node, SequenceUse):
+            body = [(f"{node_id}/{inner.name}", inner) for inner in graph.sequences[node.sequence]]
+            total += node.repeat * _dispatch_count(graph, body)
+        else:
+            total += 1
+    return total
 
 
 def build_ti_graph(graph: Graph, nodes: Sequence[tuple[str, Node]], symbols: dict[str, Any], name: str) -> Any:

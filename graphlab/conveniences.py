@@ -148,9 +148,9 @@ class GraphConveniences(GraphData):
         >>> dot = g.render(view="unrolled")
         >>> print(dot.source)  # doctest: +NORMALIZE_WHITESPACE
         digraph demo {
-            graph [fontname=Helvetica label=demo labelloc=t newrank=true rankdir=TB tooltip=demo]
-            node [fontname=Helvetica fontsize=11]
-            edge [fontname=Helvetica fontsize=9]
+            graph [fontname="DejaVu Sans" label=demo labelloc=t newrank=true rankdir=TB tooltip=demo]
+            node [fontname="DejaVu Sans" fontsize=11]
+            edge [fontname="DejaVu Sans" fontsize=9]
             fill [label="0: fill" id=fill shape=box style=rounded tooltip="0: fill"]
             saxpy [label="1: saxpy" id=saxpy shape=box style=rounded tooltip="1: saxpy"]
             fill -> saxpy

@@ -428,52 +428,74 @@ class Cursor:
             self._replace_top(parent.moved())
 
 
+#: Launches a loop body of one segment ``times`` times in a row (one compiled graph holding them),
+#: or returns False when it has no such graph for that segment and count.
+LaunchBatch = Callable[[Segment, int], bool]
+
+
 def run_plan(
-    plan: Plan, launch: Callable[[Segment], None], read_flag: ReadFlag, read_count: ReadFlag
+    plan: Plan,
+    launch: Callable[[Segment], None],
+    read_flag: ReadFlag,
+    read_count: ReadFlag,
+    launch_batch: LaunchBatch | None = None,
 ) -> list[ControlEvent]:
     """Run a plan to its end: ``launch`` each segment visit in order; returns the control events.
 
     The cursor's semantics without its step bookkeeping (frames, step ids, the flag-read log), which
     only the debugger needs: a tight loop's iteration then costs a launch, not a cursor step
-    (``tests/test_check_every.py`` and ``tests/test_plan.py`` hold the two to the same events)."""
-    events: list[ControlEvent] = []
-    _run_ops(plan.body, launch, read_flag, read_count, events)
-    return events
+    (``tests/test_check_every.py`` and ``tests/test_plan.py`` hold the two to the same events).
+    ``launch_batch``: a ``while_`` loop with ``check_every=k`` whose body is one segment runs the
+    k unguarded iterations between two flag reads as one launch when it returns True (same
+    iterations, same events; one launch instead of k)."""
+    runner = _PlanRunner(launch, read_flag, read_count, launch_batch)
+    runner.run(plan.body)
+    return runner.events
 
 
-def _run_ops(
-    ops: tuple[Op, ...],
-    launch: Callable[[Segment], None],
-    read_flag: ReadFlag,
-    read_count: ReadFlag,
-    events: list[ControlEvent],
-) -> None:
-    for op in ops:
-        if isinstance(op, Segment):
-            launch(op)
-        elif isinstance(op, Repeat):
-            for _ in range(op.times):
-                _run_ops(op.body, launch, read_flag, read_count, events)
-        elif isinstance(op, Branch):
-            taken = "then" if int(read_flag(op.flag)) else ("else" if op.else_ is not None else "skip")
-            events.append(ControlEvent(op.node_id, "cond", taken))
-            body = op.then if taken == "then" else op.else_
-            if body is not None:
-                _run_ops(body, launch, read_flag, read_count, events)
-        elif op.count is not None:
-            total = max(int(read_count(op.count)), 0)
-            for _ in range(total):
-                _run_ops(op.body, launch, read_flag, read_count, events)
-            events.append(ControlEvent(op.node_id, "loop", total))
-        else:
-            assert op.while_ is not None
-            done, limit, every = 0, op.limit, op.check_every
-            while True:
-                _run_ops(op.body, launch, read_flag, read_count, events)
+@dataclass
+class _PlanRunner:
+    launch: Callable[[Segment], None]
+    read_flag: ReadFlag
+    read_count: ReadFlag
+    launch_batch: LaunchBatch | None
+    events: list[ControlEvent] = field(default_factory=list)
+
+    def run(self, ops: tuple[Op, ...]) -> None:
+        for op in ops:
+            if isinstance(op, Segment):
+                self.launch(op)
+            elif isinstance(op, Repeat):
+                for _ in range(op.times):
+                    self.run(op.body)
+            elif isinstance(op, Branch):
+                taken = "then" if int(self.read_flag(op.flag)) else ("else" if op.else_ is not None else "skip")
+                self.events.append(ControlEvent(op.node_id, "cond", taken))
+                body = op.then if taken == "then" else op.else_
+                if body is not None:
+                    self.run(body)
+            elif op.count is not None:
+                total = max(int(self.read_count(op.count)), 0)
+                for _ in range(total):
+                    self.run(op.body)
+                self.events.append(ControlEvent(op.node_id, "loop", total))
+            else:
+                self.run_while(op)
+
+    def run_while(self, op: Iterate) -> None:
+        assert op.while_ is not None
+        done, limit, every = 0, op.limit, op.check_every
+        only = op.body[0] if len(op.body) == 1 and isinstance(op.body[0], Segment) else None
+        while True:
+            group = min(every - done % every, limit - done)  # iterations until the next flag read
+            if group > 1 and only is not None and self.launch_batch is not None and self.launch_batch(only, group):
+                done += group
+            else:
+                self.run(op.body)
                 done += 1
                 if done % every and done < limit:  # unguarded until the next check
                     continue
-                value = int(read_flag(op.while_))
-                if not value or done >= limit:
-                    events.append(ControlEvent(op.node_id, "loop", done, limit_reached=bool(value)))
-                    break
+            value = int(self.read_flag(op.while_))
+            if not value or done >= limit:
+                self.events.append(ControlEvent(op.node_id, "loop", done, limit_reached=bool(value)))
+                break

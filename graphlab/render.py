@@ -3,8 +3,10 @@
 Three views:
 
 - ``program`` (default): dispatches in sequences drawn as clusters labelled with their repeat count
-  (a sequence repeated 2,500 times is drawn once), args as their own shape with dtype and shape
-  (or, undeclared, the bounds read from the kernels' loops: ``[≥n]``; see :mod:`graphlab.shape_facts`),
+  (a sequence repeated 2,500 times is drawn once), args as their own shape labelled short, name and
+  numpy-style type (``x  f32[n,2]``; undeclared dims are the bounds read from the kernels' loops,
+  ``f32[≥n]``, see :mod:`graphlab.shape_facts`), with the full declaration in the tooltip, as a
+  dispatch's bindings are in its tooltip,
   edges for reads (arg -> dispatch) and writes (dispatch -> arg), told apart by colour and arrow
   (``R x`` / ``W x`` / ``RW x`` in the edge's tooltip: text on every edge cluttered the drawing and
   made dot slow). Dispatches are numbered and drawn top to bottom in program order.
@@ -36,6 +38,7 @@ from graphlab.check import validate
 from graphlab.dataflow import dataflow_facts, dataflow_graph
 from graphlab.errors import GraphError, ToolMissingError
 from graphlab.nodes import Cond, Dispatch, Loop, children
+from graphlab.render_text import arg_declaration, dispatch_tooltip, short_type
 from graphlab.shape_facts import graph_shape_relations, inferred_shapes
 
 if TYPE_CHECKING:
@@ -52,6 +55,13 @@ MAX_DRAWN_NODES = 40
 READ_COLOUR, WRITE_COLOUR, RW_COLOUR = "#1f77b4", "#d62728", "#9467bd"
 #: Edges of a drawing made without read/write facts (the analysis failed, or a file drawn without kernels).
 UNKNOWN_COLOUR = "#7f7f7f"
+#: The one font family drawings are laid out and drawn in. Graphviz must measure the text with the
+#: metrics of the font the browser then draws, or labels spill out of their shapes (laid out for
+#: Helvetica, drawn in the wider DejaVu Sans on Debian). DejaVu Sans is the family both Graphvizes
+#: know: the WebAssembly one in the widget has its metrics built in (given by this exact name) and the
+#: system ``dot`` finds it with fontconfig wherever its Debian package is installed. The widget's
+#: stylesheet asks the browser for the same family first (``.gl-svg text``).
+FONT_FAMILY = "DejaVu Sans"
 
 
 def render(
@@ -76,14 +86,14 @@ def render(
         graph_attr={
             "rankdir": "TB",
             "newrank": "true",  # rank clusters with the rest: program order holds across their borders
-            "fontname": "Helvetica",
+            "fontname": FONT_FAMILY,
             "label": graphviz.escape(graph.name),
             "labelloc": "t",
             "tooltip": graphviz.escape(graph.name),
         },
     )
-    dot.attr("node", fontname="Helvetica", fontsize="11")
-    dot.attr("edge", fontname="Helvetica", fontsize="9")
+    dot.attr("node", fontname=FONT_FAMILY, fontsize="11")
+    dot.attr("edge", fontname=FONT_FAMILY, fontsize="9")
     if view == "program":
         _program(graph, dot, marks, highlight, access)
     elif view == "dataflow":
@@ -157,7 +167,8 @@ def _node_style(node_id: str, marks: dict[str, tuple[str, str]], highlight: str 
     style = {"id": node_id, "tooltip": label}
     if node_id in marks:
         severity, text = marks[node_id]
-        style.update(color=SEVERITY_COLOURS[severity], penwidth="2", tooltip=text, fontcolor=SEVERITY_COLOURS[severity])
+        colour = SEVERITY_COLOURS[severity]
+        style.update(color=colour, penwidth="2", tooltip=f"{text}\n\n{label}", fontcolor=colour)  # problems first
     if highlight == node_id:
         style.update(style="rounded,filled,bold", fillcolor="#fff3b0", penwidth="3")
     return style
@@ -175,19 +186,18 @@ def _dispatch_label(node_id: str, node: Dispatch, number: int) -> str:
 
 
 def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access: str) -> None:
-    _add_body(graph, dot, None, "", marks, highlight)
+    facts = _facts(graph, access)
+    _add_body(graph, dot, None, "", marks, highlight, facts=facts)
     used = {b for _, n in graph.nodes() if isinstance(n, Dispatch) for _, b in n.bindings if b}
     inferred, relations = _shape_facts(graph)
     for name, arg in graph.args.items():
-        declared = None if arg.shape is None else f"[{', '.join(map(str, arg.shape))}]"
-        shape = f" {declared or inferred.get(name, '')}".rstrip()
-        label = f"{name}\n{arg.describe()}{shape}" + ("" if arg.role == "state" else f"\n{arg.role}")
+        label = f"{name}  {short_type(arg, inferred.get(name))}" + ("" if arg.role == "state" else f"\n{arg.role}")
         shape_kind = "cylinder" if arg.is_buffer else "note"
-        style = _node_style(f"arg:{name}", marks, highlight, "\n".join([label, *relations.get(name, [])]))
+        full = "\n".join([*arg_declaration(arg, inferred.get(name)), *relations.get(name, [])])
+        style = _node_style(f"arg:{name}", marks, highlight, full)
         if name not in used:
             style.setdefault("style", "dashed")
         dot.node(_arg_node(name), label, shape=shape_kind, **style)
-    facts = _facts(graph, access)
     drawn = set(_drawn_names(dot))
     for node_id, node in graph.nodes():
         decided_by = node.flag if isinstance(node, Cond) else node.while_ if isinstance(node, Loop) else None
@@ -225,6 +235,10 @@ class _Pen:
     budget: int = MAX_DRAWN_NODES
     number: int = 0
     order: list[tuple[str, str, dict[str, str]]] = dataclasses.field(default_factory=list)
+    #: Read/write facts for the dispatches' tooltips (None: not known).
+    facts: Any = None
+    #: Titles of the structures being drawn, outermost first (``substep ×2,500``).
+    within: list[str] = dataclasses.field(default_factory=list)
 
 
 def _add_body(
@@ -236,6 +250,7 @@ def _add_body(
     highlight: str | None,
     pen: _Pen | None = None,
     after: Sequence[str] = (),
+    facts: Any = None,
 ) -> list[str]:
     """Draw a body in program order; return the ids of the nodes that run last in it.
 
@@ -245,7 +260,7 @@ def _add_body(
     nodes come before their bodies, where the host decides.
     """
     if pen is None:
-        pen = _Pen()
+        pen = _Pen(facts=facts)
         last = _add_body(graph, dot, container, prefix, marks, highlight, pen, after)
         for previous, node_id, attrs in pen.order:
             dot.edge(previous, node_id, **attrs)
@@ -262,9 +277,11 @@ def _add_body(
         if isinstance(node, Dispatch):
             pen.number += 1
             label = _dispatch_label(node_id, node, pen.number)
-            dot.node(
-                node_id, label, **{"shape": "box", "style": "rounded", **_node_style(node_id, marks, highlight, label)}
-            )
+            hover = dispatch_tooltip(node_id, node, pen.number, pen.within, pen.facts)
+            # one Graphviz group per body: its order edges stay straight, so a run of dispatches is a column
+            look = _node_style(node_id, marks, highlight, hover)
+            style = {"shape": "box", "style": "rounded", "group": prefix or "/", **look}
+            dot.node(node_id, label, **style)
             pen.order += [(previous, node_id, _INVISIBLE) for previous in last]
             last = [node_id]
             continue
@@ -278,6 +295,7 @@ def _add_body(
                 pen.order += [(previous, node_id, _INVISIBLE) for previous in last]
                 last = [node_id]
             ends: list[str] = []
+            pen.within.append(title)
             for segment, sequence in children(node):
                 if isinstance(node, Cond):
                     branch = segment.rstrip("/")
@@ -286,14 +304,17 @@ def _add_body(
                         ends += _add_body(graph, arm, sequence, f"{node_id}/{segment}", marks, highlight, pen, last)
                 else:
                     ends += _add_body(graph, sub, sequence, f"{node_id}/", marks, highlight, pen, last)
+            pen.within.pop()
             last = list(dict.fromkeys(ends)) or last
     return last
 
 
 def _structure_title(node: Any) -> str:
-    """Cluster label: ``substep ×500``, ``solve: while flag (max 100)``, ``branch: if flag``."""
+    """Cluster label: ``substep ×500``, ``solve: while flag (max 100)`` (``, flag read every 8`` with
+    ``check_every``), ``branch: if flag``."""
     if isinstance(node, Loop):
-        test = f"while {node.while_} ≠ 0 (max {node.max_iter:,})" if node.while_ else f"{node.count} times"
+        every = f", flag read every {node.check_every}" if node.check_every > 1 else ""
+        test = f"while {node.while_} ≠ 0 (max {node.max_iter:,}{every})" if node.while_ else f"{node.count} times"
         return f"{node.name}: {test}"
     if isinstance(node, Cond):
         return f"{node.name}: if {node.flag} ≠ 0"

@@ -18,6 +18,7 @@ from test_control_flow import jacobi, jacobi_graph, residual_flag
 from test_export_control_flow import export, run_host, run_module, run_python
 
 import graphlab as gl
+from graphlab.compiled import MAX_BATCH_DISPATCHES, batched_bodies
 from graphlab.errors import GraphError
 from graphlab.export.errors import ManifestError
 from graphlab.export.manifest import read_manifest
@@ -202,3 +203,24 @@ def test_run_plan_and_the_debuggers_cursor_agree(k, n, flags):
             events = cursor.events
         runs.append((launched, reads, events))
     assert runs[0] == runs[1]
+
+
+def test_the_unguarded_iterations_between_reads_are_one_compiled_launch(ti_cpu):
+    """run() launches a one-segment body's k iterations (and the shorter group before max_iter) as
+    one ti.graph holding them: the same iterations and events as k launches."""
+    def groups(g: gl.Graph) -> set[int]:
+        return {times for _, times in batched_bodies(g, build_plan(g))}
+
+    assert groups(countdown_graph(8, max_iter=100)) == {8, 4}  # 12 groups of 8, then 4 before max_iter
+    assert groups(countdown_graph(3, max_iter=100)) == {3}  # the last group is one iteration: no batch
+    assert groups(countdown_graph(1)) == set()
+    assert groups(countdown_graph(MAX_BATCH_DISPATCHES + 1)) == set()  # too big to compile as one graph
+    for start, k, max_iter in [(5, 4, 10), (10, 4, 10), (3, 8, 100), (97, 8, 100), (200, 8, 100)]:
+        compiled = countdown_graph(k, max_iter).compile()
+        values = inputs(start)
+        compiled.run(values)
+        iterations, limited = documented(start, k, max_iter)
+        [event] = compiled.last_events
+        assert (event.value, event.limit_reached) == (iterations, limited), (start, k, max_iter)
+        assert int(values["counter"][0]) == start - iterations
+        assert len(compiled.last_segments) == iterations

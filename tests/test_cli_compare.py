@@ -131,3 +131,15 @@ def test_an_imported_kernels_file_is_reused_not_imported_again(planted, capsys):
     main(["compare", graph, "--kernels", KERNELS, "--against", "x64", "--values", values])
     capsys.readouterr()
     assert sys.modules["compare_kernels"] is compare_kernels
+
+
+def test_export_debug_writes_the_per_dispatch_variant_into_the_manifest(planted, tmp_path, capsys):
+    graph, _ = planted
+    plain, debug = tmp_path / "plain", tmp_path / "debug"
+    argv = ["export", graph, "--kernels", KERNELS, "--arch", "x64", "--dim", "n=4096"]
+    assert main([*argv, "-o", str(plain)]) == 0
+    assert main([*argv, "-o", str(debug), "--debug"]) == 0
+    capsys.readouterr()
+    assert "debug_steps" not in json.loads((plain / "manifest.json").read_text())
+    steps = json.loads((debug / "manifest.json").read_text())["debug_steps"]
+    assert list(steps) == ["planted"] and steps["planted"]

@@ -254,6 +254,14 @@ def test_progress_callback_sees_every_stage_in_order(ti_cpu, tmp_path):
     assert fractions == sorted(fractions) and seen[-1] == ("done", 1.0)
 
 
+def test_the_summary_counts_every_file_in_the_module_folder(ti_cpu, tmp_path):
+    result = gl.export(small_graph(), tmp_path / "small", "x64", dims={"n": 4}, progress=False)
+    on_disk = sorted(p.relative_to(result.path).as_posix() for p in result.path.rglob("*") if p.is_file())
+    assert result.files_on_disk() == on_disk and len(on_disk) > len(result.files)  # manifest.json, host/
+    size = sum((result.path / name).stat().st_size for name in on_disk)
+    assert f": {len(on_disk)} files, {size / 1e6:.1f} MB, in " in str(result), str(result)
+
+
 def test_existing_output_is_refused_and_left_alone(ti_cpu, tmp_path):
     target = tmp_path / "small"
     target.mkdir()

@@ -390,7 +390,8 @@ def test_dot_tooltips_cannot_break_out(ti_cpu):
     dot = g.render(diagnostics=[Diagnostic("GL001", "error", message, "copy")])
     objects = _dot_objects(dot.source)
     assert set(objects) == {"copy", "arg.x", "arg.y"}
-    assert objects["copy"]["tooltip"].replace("\\\\", "\\") == f"GL001: {message}"
+    problem, _, about = objects["copy"]["tooltip"].replace("\\\\", "\\").partition("\n\n")
+    assert problem == f"GL001: {message}" and about.startswith("1. copy: kernel ")  # then the node's own text
     assert all(o.get("shape") != "star" for o in objects.values())
 
 

@@ -17,8 +17,52 @@ def test_program_view_draws_a_sequence_once_with_its_repeat(mpm88):
     source = mpm88_graph(mpm88, substeps=2500).render().source
     assert "substep ×2,500" in source
     assert source.count("substep_p2g") < 20  # one node and its edges, never 2,500 unrolled nodes
-    assert "ndarray vec2 f32, ndim=1 [n]" in source
     assert "RW grid_m" in source and "W C" in source and "R x" in source
+
+
+def _attrs(source: str, name: str) -> dict[str, str]:
+    """The quoted attributes of one DOT node statement (values unescaped as dot reads them)."""
+    statement = re.search(rf'^\s*"{re.escape(name)}" \[((?:[^"\]]|"(?:[^"\\]|\\.)*")*)\]', source, re.M)
+    assert statement, f"no node {name!r} in the DOT"
+    return {k: v.replace('\\"', '"') for k, v in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', statement.group(1))}
+
+
+def test_buffer_labels_are_short_with_the_full_declaration_on_hover(mpm88):
+    source = mpm88_graph(mpm88, substeps=8).render().source
+    x, grid_v, c = (_attrs(source, f"arg.{name}") for name in ("x", "grid_v", "C"))
+    assert (x["label"], grid_v["label"], c["label"]) == ("x  f32[n,2]", "grid_v  f32[G,G,2]", "C  f32[n,2,2]")
+    assert x["tooltip"].splitlines() == [
+        "x: ndarray vec2 f32, ndim=1", "kind: ndarray", "dtype: f32", "element shape: 2 (each value a vec2)",
+        "dims: [n] (declared)", "role: state",
+    ]  # fmt: skip
+    assert "element shape: 2x2 (each value a mat2x2)" in c["tooltip"]
+    assert "inferred: C.shape[0] >= x.shape[0]" in c["tooltip"]
+
+
+def test_undeclared_and_non_state_args_keep_their_facts_on_hover(ti_cpu):
+    @ti.kernel
+    def scale(a: ti.types.ndarray(dtype=ti.f32, ndim=2), k: ti.f32):
+        for i, j in a:
+            a[i, j] *= k
+
+    g = gl.Graph("g")
+    g.dispatch(scale, g.ndarray("a", ti.f32, ndim=2, role="output"), g.scalar("k", ti.f32, role="input"))
+    source = g.render(access="ast").source
+    a, k = _attrs(source, "arg.a"), _attrs(source, "arg.k")
+    assert (a["label"], k["label"]) == ("a  f32[?,?]\noutput", "k  f32\ninput")
+    assert "dims: not declared (any shape with ndim=2)" in a["tooltip"] and "role: output" in a["tooltip"]
+    assert k["tooltip"].splitlines() == ["k: scalar f32", "kind: scalar", "dtype: f32", "role: input"]
+
+
+def test_dispatch_labels_are_short_with_the_bindings_on_hover(mpm88):
+    source = mpm88_graph(mpm88, substeps=8).render().source
+    g2p = _attrs(source, "substep/substep_g2p")
+    assert g2p["label"] == "4. substep_g2p"
+    assert g2p["tooltip"].splitlines() == [
+        "4. substep/substep_g2p: kernel substep_g2p", "in substep ×8",
+        "  x = x (reads and writes)", "  v = v (writes)", "  C = C (writes)", "  J = J (reads and writes)",
+        "  grid_v = grid_v (reads)",
+    ]  # fmt: skip
 
 
 def test_diagnostics_colour_nodes_with_tooltips(mpm88):
@@ -26,6 +70,9 @@ def test_diagnostics_colour_nodes_with_tooltips(mpm88):
     g.rebind("substep/substep_g2p", "C", None)
     source = g.render().source
     assert "GL001: parameter 'C'" in source and "#d62728" in source
+    hover = _attrs(source, "substep/substep_g2p")["tooltip"]  # the problem first, then what it is about
+    assert hover.startswith("GL001: parameter 'C'")
+    assert hover.endswith("  C: unbound\n  J = J (reads and writes)\n  grid_v = grid_v (reads)")
 
 
 def test_svg_ids_are_node_ids_and_highlight(mpm88):
@@ -152,3 +199,29 @@ def test_control_flow_is_drawn_where_it_runs(ti_cpu):
     assert [y[a] > y[b] for a, b in itertools.pairwise(runs)] == [True] * (len(runs) - 1), y
     assert y["decide/else/add_one"] < y["decide"] and y["decide/else/add_one"] > y["again"]
     assert 'label="4. add_one"' in source and 'label="7. last' in source
+
+
+def test_a_top_level_run_of_dispatches_is_drawn_as_one_column(ti_cpu):
+    """Dispatches of one body share a Graphviz group, so a run of them on one buffer stays a straight
+    column instead of the diagonal dot draws when every node has an edge to the same buffer."""
+    g = gl.Graph("tall")
+    x = g.ndarray("x", ti.f32, ndim=1)
+    for i in range(12):
+        g.dispatch(add_one, x, name=f"s{i}")
+    centres = _drawn_centres(g.render(access="ast").source)
+    xs = {round(centres[f"s{i}"][0], 2) for i in range(12)}
+    assert len(xs) == 1, f"dispatches drawn at {len(xs)} different x positions: {sorted(xs)}"
+
+
+def test_a_loop_that_reads_its_flag_every_k_iterations_says_so(ti_cpu):
+    g = gl.Graph("every")
+    x = g.ndarray("x", ti.f32, ndim=1)
+    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
+    limit = g.scalar("limit", ti.f32)
+    body = g.define("body")
+    body.dispatch(add_one, x)
+    body.dispatch(threshold, x, limit, flag)
+    g.loop(body, while_=flag, max_iter=64, check_every=8, name="solve")
+    assert "solve: while flag ≠ 0 (max 64, flag read every 8)" in g.render(access="ast").source
+    g.loop(body, while_=flag, max_iter=64, name="plain")
+    assert "plain: while flag ≠ 0 (max 64)" in g.render(access="ast").source

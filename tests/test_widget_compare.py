@@ -7,6 +7,7 @@ running the planted cross-arch differences of ``tests/compare_kernels.py``.
 from __future__ import annotations
 
 import base64
+import os
 
 import numpy as np
 import pytest
@@ -107,6 +108,10 @@ def test_a_refused_comparison_shows_why_and_the_session_stays(ed):
         ({"against": "vulkan", "atol": True}, "field 'atol' must be a finite number"),
         ({"against": "vulkan", "rtol": 1e300}, "field 'rtol' must be a finite number from 0 to 1e+06"),
         ({"against": "vulkan", "fast": True}, "unexpected field(s) 'fast'"),
+        ({"against": "vulkan", "timeout": 0}, "field 'timeout' must be seconds, a number > 0"),
+        ({"against": "vulkan", "timeout": -5}, "field 'timeout' must be seconds, a number > 0"),
+        ({"against": "vulkan", "timeout": "10"}, "field 'timeout' must be seconds, a number > 0"),
+        ({"against": "vulkan", "timeout": 1e9}, "at most 86400"),
     ],
 )
 def test_a_malformed_compare_message_gets_an_error_reply_and_changes_nothing(ed, fields, reason):
@@ -116,6 +121,48 @@ def test_a_malformed_compare_message_gets_an_error_reply_and_changes_nothing(ed,
     reply = debug(ed, "compare", request=9, **fields)
     assert reply["ok"] is False and reason in reply["error"], reply["error"]
     assert (dict(ed.debugger), dict(ed.inspect), ed.session.position) == before
+
+
+def running(pid):
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_picking_an_arch_starts_its_process_and_compare_then_uses_it(ed):
+    session = started(ed)
+    assert session.compare_pid("x64") is None
+    assert debug(ed, "prepare_compare", request=3, against="x64")["ok"]
+    pid = session.compare_pid("x64")
+    assert running(pid), "the process starts as the arch is picked, before Compare is clicked"
+    assert ed.debugger["compare"]["run"] == 0  # nothing compared yet
+    assert debug(ed, "compare", request=4, against="x64")["ok"]
+    assert ed.debugger["compare"]["state"] == "done" and ed.debugger["compare"]["divergence"] is None
+    assert session.compare_pid("x64") == pid
+    # an exported module's folder needs no process: nothing starts
+    assert debug(ed, "prepare_compare", request=5, against=".")["ok"]
+    # stopping the session stops its processes
+    assert debug(ed, "stop", request=6)["ok"]
+    assert not running(pid)
+
+
+def test_a_bad_arch_to_prepare_is_refused(ed):
+    started(ed)
+    reply = debug(ed, "prepare_compare", against="vulkan2")
+    assert reply["ok"] is False and "compare(against='vulkan2'): give an arch name" in reply["error"]
+
+
+def test_the_timeout_given_in_the_form_bounds_the_other_process(ed):
+    started(ed)
+    debug(ed, "step")
+    reply = debug(ed, "compare", against="x64", timeout=0.001)  # no process starts in a millisecond
+    assert reply["ok"] is False and "did not answer 'start' within 0.001 s" in reply["error"], reply["error"]
+    assert ed.debugger["compare"]["state"] == "failed" and ed.session.position.index == 1
+    assert ed.session.compare_pid("x64") is None  # killed, not kept
 
 
 def test_a_stale_compare_is_refused(ed):

@@ -126,6 +126,7 @@ _GOOD = {
     "param": _param,
     "arg": st.none() | _arg_name,
     "repeat": _small,
+    "role": st.sampled_from(["input", "output", "state", "temp", "inout"]),
     "bind": st.none() | st.fixed_dictionaries({"node": _node, "param": _param}),
     "session": st.just(1) | st.integers(0, 3),
     "target": _small,
@@ -145,6 +146,7 @@ _GOOD = {
     "against": st.sampled_from(["vulkan2", "X64", "no/such/folder", "", " "]),
     "rtol": st.floats(allow_nan=True, allow_infinity=True) | _small,
     "atol": st.floats(-1.0, 2e6) | _small,
+    "timeout": st.floats(allow_nan=True, allow_infinity=True) | _small,
 }
 # Anything: real names of other fields, JSON of random shape, and bigger-than-allowed strings and lists.
 _plausible = st.sampled_from(["init", "step/axpy", "gone", "x", "value", "repetition", "add", "toggle", "", " ", 0, 1, -1])
@@ -199,7 +201,7 @@ def messages(draw, kinds=KINDS):
     for name in _fields_of(kind, op) if isinstance(op, str) or op is None else []:
         if not draw(st.integers(0, 9)):  # now and then a field is missing
             continue
-        good = _arg_spec if (kind, op, name) == ("edit", "new_arg", "arg") else _GOOD[name]
+        good = _arg_spec if kind == "edit" and op in ("new_arg", "redeclare") and name == "arg" else _GOOD[name]
         if good is _arg_spec and not draw(st.integers(0, 5)):  # every spec field, each of any type
             message[name] = {field: draw(_value) for field in ARG_SPEC_FIELDS if draw(st.booleans())}
         elif draw(st.integers(0, 5)):

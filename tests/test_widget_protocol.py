@@ -187,12 +187,12 @@ def test_every_declared_message_is_accepted_with_its_defaults():
         assert (parsed.kind, parsed.op) == (message["kind"], op)
         seen.add((parsed.kind, op))
     assert ("debug", "goto") in seen and ("edit", "new_arg") in seen and ("export", None) in seen
-    assert len(seen) == 8 + 2 + 1 + 10 + 3 + 2 + 1 + 1  # edits, undo/redo, select, debug, breakpoint, watch, ...
+    assert len(seen) == 12 + 2 + 1 + 11 + 3 + 2 + 1 + 1  # edits, undo/redo, select, debug, breakpoint, watch, ...
     export = parse_message({"kind": "export", "request": 1, "arch": "x64", "path": "out"})
     assert dict(export.fields) == {"arch": "x64", "path": "out", "overwrite": False, "verify": True,
                                    "cpu_threads": None, "dims": {}}  # fmt: skip
     compare = parse_message({"kind": "debug", "action": "compare", "request": 1, "session": 1, "against": "vulkan"})
-    assert dict(compare.fields) == {"session": 1, "against": "vulkan", "rtol": 0.0, "atol": 0.0}
+    assert dict(compare.fields) == {"session": 1, "against": "vulkan", "rtol": 0.0, "atol": 0.0, "timeout": 600.0}
 
 
 def test_a_default_list_or_object_is_not_shared_between_messages():

@@ -16,9 +16,12 @@ import { debugMarks } from "./debugMarks";
 import { argNodeId, badgesByNode } from "./diagnostics";
 import { Listeners, h, isTextTarget } from "./dom";
 import { GraphCanvas, errorText } from "./graphView";
+import { GroupForm } from "./groupForm";
 import { type Action, actionFor, keysFor } from "./keymap";
 import { LayoutToggles } from "./layoutToggles";
+import { sequenceNameError } from "./names";
 import { Palette } from "./palette";
+import { pendingAnchor } from "./pendingNode";
 import {
   type ClientMessage,
   type DebugAction,
@@ -78,6 +81,11 @@ export class EditorApp implements Actions {
   private readonly layoutToggles: LayoutToggles;
   private readonly canvas: GraphCanvas;
   private readonly side: SidePanel;
+  private readonly groupForm: GroupForm;
+  /** The group edit the name form waits on (its reply closes the form or shows Python's refusal). */
+  private groupRequest: number | null = null;
+  /** The last drawing laid out (a new dispatch's pending box stays until the drawing with it is shown). */
+  private drawn: Promise<void> = Promise.resolve();
   private readonly listeners = new Listeners();
   private readonly undoStack = new UndoStack();
   private state: ViewState;
@@ -86,6 +94,8 @@ export class EditorApp implements Actions {
   private readonly pending = new Map<number, ClientMessage>();
   /** A selection sent to Python and not yet synced back (undefined: none). */
   private pendingSelect: string | null | undefined = undefined;
+  /** The arg whose buffer node was clicked: its editor is open while no node is selected. */
+  private selectedArg: string | null = null;
   /** The other end of a Shift range (the anchor is the `selected` trait). */
   private rangeEnd: string | null = null;
   /** A front-end failure (Graphviz, a refused undo), shown when the `error` trait is empty. */
@@ -117,7 +127,10 @@ export class EditorApp implements Actions {
       this.showTab("export");
       this.side.focusExport();
     });
-    this.layoutToggles = new LayoutToggles(() => this.root);
+    this.layoutToggles = new LayoutToggles(
+      () => this.root,
+      () => this.read("graph").name,
+    );
     this.toolbar.slot.append(
       this.debugBar.el,
       h("span", { class: "gl-sep" }),
@@ -140,6 +153,8 @@ export class EditorApp implements Actions {
       },
       toggleBreakpoint: (id) => this.toggleBreakpoint(id),
     });
+    this.groupForm = new GroupForm((ids, name) => this.confirmGroup(ids, name));
+    this.canvas.el.append(this.groupForm.el);
     this.root = h(
       "div",
       { class: "gl-editor", tabindex: 0, "data-lm-suppress-shortcuts": "true" },
@@ -224,10 +239,12 @@ export class EditorApp implements Actions {
     const { badges, unplaced } = badgesByNode(traits.diagnostics, isDrawn);
     const timeline = this.timelineOf(traits.graph);
     const busy = new Set(this.busy.values());
+    const arg = anchor === null ? (traits.graph.args.find((a) => a.name === this.selectedArg) ?? null) : null;
     return {
       traits,
       index,
       anchor,
+      arg,
       range,
       history: this.undoStack.view,
       badges,
@@ -265,7 +282,7 @@ export class EditorApp implements Actions {
     const dot = state.traits.dot;
     if (dot !== this.lastDot) {
       this.lastDot = dot;
-      this.canvas
+      this.drawn = this.canvas
         .setDot(dot, state.isDrawn, state.traits.graph.nodes.length === 0)
         .then(() => {
           this.layoutToggles.followContent(this.root, this.canvas.el, this.canvas.drawingSize.height);
@@ -283,8 +300,9 @@ export class EditorApp implements Actions {
   /** Mark the selection, badges and debugger state on the drawing, when they changed since the last time. */
   private decorate(state: ViewState, force = false): void {
     const marks = debugMarks(state.traits.debugger, state.isDrawn);
+    const selected = state.anchor ?? (state.arg ? argNodeId(state.arg.name) : null); // a clicked buffer is marked too
     const key = JSON.stringify([
-      state.anchor,
+      selected,
       state.range,
       [...state.badges],
       marks.active,
@@ -296,7 +314,7 @@ export class EditorApp implements Actions {
     ]);
     if (!force && key === this.decorated) return;
     this.decorated = key;
-    this.canvas.decorate(state.anchor, state.range, state.badges);
+    this.canvas.decorate(selected, state.range, state.badges);
     this.canvas.decorateDebug(marks);
   }
 
@@ -325,24 +343,46 @@ export class EditorApp implements Actions {
     const sent = this.pending.get(reply.request);
     this.pending.delete(reply.request);
     this.busy.delete(reply.request);
-    if (![...this.busy.values()].includes("edit")) this.canvas.setPending(null);
     this.undoStack.settle(reply.request);
     if (sent?.kind === "select") this.pendingSelect = undefined;
-    if (!reply.ok && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
+    if (reply.ok && sent?.kind === "edit" && sent.op === "rename_arg" && sent.arg === this.selectedArg) {
+      this.selectedArg = sent.name; // the arg editor follows its arg
+    }
+    const forForm = reply.request === this.groupRequest;
+    if (forForm) {
+      this.groupRequest = null;
+      this.groupForm.settle(reply.ok ? null : (reply.error ?? "the group edit was refused"));
+    }
+    // a refused group is said in the form, where the name is typed (the banner shows Python's `error` trait too)
+    if (!reply.ok && !forForm && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
     if (reply.ok) this.localError = "";
-    this.refresh();
+    this.refresh(); // starts laying out the drawing the edit made, if it is here
+    if (sent?.kind === "edit" && !this.editing()) {
+      // an added node's pending box stays until the drawing with the node is shown; a refusal drops it now
+      const settle = (): void => {
+        if (!this.editing()) this.canvas.setPending(null);
+      };
+      if (reply.ok) void this.drawn.then(settle, settle);
+      else settle();
+    }
+  }
+
+  private editing(): boolean {
+    return [...this.busy.values()].includes("edit");
   }
 
   /**
    * Send an edit. Until its reply comes the node editor is inert and the canvas says what is
    * pending, so nothing chosen meanwhile lands on the node that was selected before it.
    */
-  edit(op: EditOp): void {
+  edit(op: EditOp): number {
     const request = this.nextRequest++;
     this.busy.set(request, "edit");
-    this.canvas.setPending(pendingText(op));
+    const at = op.op === "dispatch" ? pendingAnchor(this.state.index, op.into ?? null, op.index ?? null) : undefined;
+    this.canvas.setPending(pendingText(op), at);
     this.send({ kind: "edit", request, ...op } as ClientMessage);
     this.refresh();
+    return request;
   }
 
   select(id: string | null, extend = false): void {
@@ -352,6 +392,7 @@ export class EditorApp implements Actions {
       return;
     }
     if (id !== null && !this.state.index.has(id)) return;
+    this.selectedArg = null;
     const anchor = this.state.anchor;
     if (extend && anchor !== null && id !== null) {
       this.rangeEnd = id;
@@ -395,10 +436,17 @@ export class EditorApp implements Actions {
     this.edit({ op: "dispatch", kernel: kernel.ref, bindings, into: point.into, index: point.index, name: null });
   }
 
+  /** Ask for the new sequence's name (the form checks it as the model would), then group. */
   group(ids: readonly string[]): void {
     if (ids.length === 0) return;
+    const graph = this.state.traits.graph;
+    this.groupForm.open(ids, freeSequenceName(graph), (name) => sequenceNameError(name, this.state.traits.graph));
+  }
+
+  private confirmGroup(ids: readonly string[], name: string): void {
     this.rangeEnd = null;
-    this.edit({ op: "group", nodes: [...ids], name: freeSequenceName(this.state.traits.graph), repeat: 1 });
+    this.groupRequest = this.edit({ op: "group", nodes: [...ids], name, repeat: 1 });
+    this.root.focus({ preventScroll: true });
   }
 
   move(id: string, by: -1 | 1): void {
@@ -478,10 +526,16 @@ export class EditorApp implements Actions {
     this.sendPanel({ kind: "watch", request: this.nextRequest++, op: "remove", session, expression });
   }
 
-  /** A click on an arg's node: inspect it when a session runs and it is a buffer; else show the args (Node tab). */
+  /** A click on an arg's node: select it (its editor opens); inspect it too when a session runs and it is a buffer. */
   private inspectArg(name: string): void {
     const arg = this.state.traits.graph.args.find((a) => a.name === name);
     if (!arg) return;
+    this.selectedArg = name;
+    this.rangeEnd = null;
+    if (this.state.anchor !== null) {
+      this.pendingSelect = null;
+      this.send({ kind: "select", node: null, request: this.nextRequest++ });
+    }
     if (this.read("debugger").active && arg.kind === "ndarray") {
       this.showTab("inspect");
       this.inspect(name, null, 0);
@@ -495,11 +549,19 @@ export class EditorApp implements Actions {
     this.sendPanel({ kind: "inspect", request: this.nextRequest++, session, buffer, component, page });
   }
 
-  compare(against: string, rtol: number, atol: number): void {
+  compare(against: string, rtol: number, atol: number, timeout: number): void {
     const session = this.read("debugger");
     if (!session.active) return;
     const request = this.nextRequest++;
-    this.sendPanel({ kind: "debug", request, action: "compare", session: session.session, against, rtol, atol });
+    const message = { session: session.session, against, rtol, atol, timeout };
+    this.sendPanel({ kind: "debug", request, action: "compare", ...message });
+  }
+
+  prepareCompare(against: string): void {
+    const session = this.read("debugger");
+    if (!session.active) return;
+    const request = this.nextRequest++;
+    this.sendPanel({ kind: "debug", request, action: "prepare_compare", session: session.session, against });
   }
 
   exportGraph(options: ExportOptions): void {
@@ -571,6 +633,11 @@ export class EditorApp implements Actions {
         this.zoom(1 / 1.25);
         return true;
       case "clearSelection":
+        if (anchor === null && this.selectedArg !== null) {
+          this.selectedArg = null;
+          this.refresh();
+          return true;
+        }
         if (anchor === null) return false;
         this.select(null);
         return true;
@@ -631,6 +698,7 @@ export class EditorApp implements Actions {
     this.palette.dispose();
     this.layoutToggles.dispose();
     this.side.dispose();
+    this.groupForm.dispose();
     this.canvas.dispose();
     this.root.remove();
   }

@@ -7,6 +7,7 @@
  */
 
 import { formatNum, formatSeconds } from "./colorScale";
+import { isArch, parseTimeout } from "./compareForm";
 import { Listeners, h, replaceChildren } from "./dom";
 import { type Action, keysFor } from "./keymap";
 import type { DebugAction, DebugView, Every } from "./protocol";
@@ -221,6 +222,9 @@ export class DebugSection implements Section {
   private against = "vulkan";
   private rtol = "0";
   private atol = "0";
+  private timeout = "600";
+  /** `session:arch` of the processes started ahead (`prepareCompare`), so each starts once. */
+  private readonly prepared = new Set<string>();
 
   constructor(private readonly actions: Actions) {}
 
@@ -341,23 +345,60 @@ export class DebugSection implements Section {
       });
     const rtol = tolerance("rtol", this.rtol);
     const atol = tolerance("atol", this.atol);
-    this.listeners.on(against, "input", () => (this.against = against.value));
+    const timeout = h("input", {
+      type: "text",
+      inputmode: "decimal",
+      class: "gl-input gl-compare-timeout",
+      value: this.timeout,
+      "aria-label": "timeout",
+      title: "Seconds the other arch's process may take over one step (start, a span, a dispatch)",
+    });
+    const timeoutError = h("div", { class: "gl-hint gl-compare-timeout-error", role: "alert" });
+    const checkTimeout = (): number | null => {
+      const field = parseTimeout(timeout.value);
+      timeoutError.textContent = field.ok ? "" : field.error;
+      timeout.setAttribute("aria-invalid", field.ok ? "false" : "true");
+      return field.ok ? field.seconds : null;
+    };
+    // picking an arch starts its process now, so the click on Compare pays only the search
+    const prepare = (): void => {
+      const target = against.value.trim();
+      const key = `${debug.session}:${target}`;
+      if (!isArch(target, run.archs) || this.prepared.has(key)) return;
+      this.prepared.add(key);
+      this.actions.prepareCompare(target);
+    };
+    this.listeners.on(against, "input", () => {
+      this.against = against.value;
+      prepare();
+    });
+    this.listeners.on(against, "change", prepare);
     this.listeners.on(rtol, "input", () => (this.rtol = rtol.value));
     this.listeners.on(atol, "input", () => (this.atol = atol.value));
+    this.listeners.on(timeout, "input", () => {
+      this.timeout = timeout.value;
+      checkTimeout();
+    });
     const go = this.listeners.button(
       "Compare with\u2026",
       "Run the graph from the start values here and on the other arch (or exported module); stop before the first dispatch where they disagree",
       () => {
         const target = against.value.trim();
-        if (target) this.actions.compare(target, Number(rtol.value) || 0, Number(atol.value) || 0);
+        const seconds = checkTimeout();
+        if (target && seconds !== null) {
+          this.actions.compare(target, Number(rtol.value) || 0, Number(atol.value) || 0, seconds);
+        }
       },
     );
     go.classList.add("gl-compare-go");
-    for (const el of [against, rtol, atol, go]) el.disabled = running;
+    for (const el of [against, rtol, atol, timeout, go]) el.disabled = running;
+    checkTimeout();
     const parts: (HTMLElement | null)[] = [
       h("h4", {}, "Compare"),
       h("div", { class: "gl-field gl-compare-form" }, against, archs),
       h("div", { class: "gl-field" }, h("span", {}, "rtol"), rtol, h("span", {}, "atol"), atol),
+      h("div", { class: "gl-field" }, h("span", {}, "timeout (s)"), timeout),
+      timeoutError,
       h("div", { class: "gl-actions" }, go),
     ];
     if (running) {

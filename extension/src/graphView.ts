@@ -11,6 +11,8 @@ import type { Badge } from "./diagnostics";
 import { Listeners } from "./dom";
 import { legend } from "./legend";
 import { hitTest, indexGroups, type ElementLike } from "./hitTest";
+import { Minimap, type OverviewShape } from "./minimap";
+import { type PendingAnchor, pendingBox } from "./pendingNode";
 import {
   IDENTITY,
   type Viewport,
@@ -83,6 +85,11 @@ export class GraphCanvas {
   private readonly stage: HTMLDivElement;
   private readonly empty: HTMLDivElement;
   private readonly pending: HTMLDivElement;
+  /** The dashed "Adding <kernel>..." box drawn where a dispatch being added will land. */
+  private readonly pendingNode: HTMLDivElement;
+  private readonly minimap: Minimap;
+  /** Whether the overview has this drawing's shapes (they are measured once it is on screen). */
+  private overviewDrawn = false;
   private readonly listeners = new Listeners();
   private svg: SVGSVGElement | null = null;
   private groups = new Map<string, SVGGElement>();
@@ -117,12 +124,21 @@ export class GraphCanvas {
     this.pending.className = "gl-pending";
     this.pending.setAttribute("role", "status");
     this.pending.hidden = true;
+    this.pendingNode = document.createElement("div");
+    this.pendingNode.className = "gl-pending-node";
+    this.pendingNode.hidden = true;
+    this.stage.append(this.pendingNode);
+    this.minimap = new Minimap((v) => {
+      this.following = false;
+      this.setViewport(v);
+    });
     const key = legend();
-    this.el.append(this.stage, this.empty, this.pending, key);
+    this.el.append(this.stage, this.empty, this.pending, key, this.minimap.el);
     this.listeners.on(key, "pointerdown", (e: Event) => e.stopPropagation()); // not a press on the drawing
     this.bindPointer();
     const resize = new ResizeObserver(() => {
       if ((this.following || !this.fitted) && this.svg) this.fit();
+      else this.minimap.update(this.viewport, this.el.clientWidth, this.el.clientHeight);
     });
     resize.observe(this.el);
     this.listeners.add(() => resize.disconnect());
@@ -169,7 +185,12 @@ export class GraphCanvas {
     this.groups.clear();
     this.boxes.clear();
     this.labelsFitted = false;
-    if (!svg) return;
+    this.overviewDrawn = false;
+    this.pendingNode.hidden = true; // the new drawing has arrived (or the graph is gone)
+    if (!svg) {
+      this.minimap.setDrawing(0, 0, [], null);
+      return;
+    }
     const box = svg.viewBox.baseVal;
     this.size = { width: box?.width || 0, height: box?.height || 0 };
     svg.setAttribute("width", String(this.size.width));
@@ -181,10 +202,11 @@ export class GraphCanvas {
   }
 
   /**
-   * Fit each node's text lines into its shape, measured in the browser: Graphviz sized the shapes
-   * with its own metrics for the font the DOT names, and the browser may draw a wider one (DejaVu
-   * for Helvetica). A line that is too wide is squeezed to the room there is (`textLength`), which
-   * keeps its height readable. Runs once per drawing, when the drawing is on screen.
+   * Fit each node's text lines into its shape, measured in the browser: the fallback for a browser
+   * without the font the drawing was laid out for. Graphviz sized the shapes with its metrics of
+   * DejaVu Sans (graphlab.render.FONT_FAMILY, asked for first by widget.css), and a browser lacking
+   * it draws another, maybe wider, font. A line that is too wide is squeezed to the room there is
+   * (`textLength`), which keeps its height readable. Runs once per drawing, when it is on screen.
    */
   private fitLabels(): void {
     if (!this.svg || this.labelsFitted) return;
@@ -216,6 +238,7 @@ export class GraphCanvas {
     for (const old of this.svg.querySelectorAll(".gl-badge, .gl-dbg")) old.remove();
     this.fitLabels();
     this.measure();
+    this.drawOverview();
     const inRange = new Set(range);
     for (const [id, g] of this.groups) {
       g.classList.toggle("gl-selected", id === anchor);
@@ -240,6 +263,23 @@ export class GraphCanvas {
       }
       if (box.width > 0 || box.height > 0) this.boxes.set(g, box);
     }
+  }
+
+  /** Give the overview this drawing's node and cluster boxes, once they are measured. */
+  private drawOverview(): void {
+    if (!this.svg || this.overviewDrawn || this.boxes.size === 0) return;
+    this.overviewDrawn = true;
+    const shapes: OverviewShape[] = [];
+    for (const g of this.groups.values()) {
+      const box = this.boxes.get(g);
+      if (!box) continue;
+      const kind = g.classList.contains("cluster") ? "cluster" : "node";
+      shapes.push({ kind, x: box.x, y: box.y, width: box.width, height: box.height });
+    }
+    shapes.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === "cluster" ? -1 : 1)); // clusters under nodes
+    const top = this.svg.querySelector("g.graph")?.getAttribute("transform") ?? null;
+    this.minimap.setDrawing(this.size.width, this.size.height, shapes, top);
+    this.minimap.update(this.viewport, this.el.clientWidth, this.el.clientHeight);
   }
 
   /** Draw the debugger's marks (call after `decorate`, which clears the old ones). */
@@ -322,11 +362,51 @@ export class GraphCanvas {
     g.append(badgeG);
   }
 
-  /** Say that an edit is in flight (null: none is). */
-  setPending(text: string | null): void {
+  /**
+   * Say that an edit is in flight (null: none is). With `at`, a dispatch is being added: a dashed
+   * box saying so is drawn at once where it will land (and brought into view), until the new
+   * drawing replaces the old one.
+   */
+  setPending(text: string | null, at?: PendingAnchor): void {
     this.pending.hidden = text === null;
     this.pending.textContent = text ?? "";
     this.el.classList.toggle("gl-edit-pending", text !== null);
+    if (text === null) {
+      this.pendingNode.hidden = true;
+    } else if (at) {
+      this.drawPendingNode(text, at);
+    }
+  }
+
+  private drawPendingNode(text: string, at: PendingAnchor): void {
+    const g = at.id === null ? undefined : this.groups.get(at.id);
+    const anchor = g ? this.drawingBox(g.getBoundingClientRect()) : null;
+    const v = this.viewport;
+    const centre = { x: (this.el.clientWidth / 2 - v.x) / v.scale, y: (this.el.clientHeight / 2 - v.y) / v.scale };
+    const box = pendingBox(anchor && anchor.width > 0 ? anchor : null, at.mode, centre);
+    const style = this.pendingNode.style;
+    style.left = `${box.x}px`;
+    style.top = `${box.y}px`;
+    style.width = `${box.width}px`;
+    style.height = `${box.height}px`;
+    this.pendingNode.textContent = text;
+    this.pendingNode.dataset.after = at.id ?? "";
+    this.pendingNode.hidden = false;
+    const x1 = box.x + box.width;
+    const y1 = box.y + box.height;
+    this.setViewport(reveal(v, { x0: box.x, y0: box.y, x1, y1 }, this.el.clientWidth, this.el.clientHeight));
+  }
+
+  /** A screen rectangle in drawing units (the stage's coordinates). */
+  private drawingBox(r: DOMRect): { x: number; y: number; width: number; height: number } {
+    const view = this.el.getBoundingClientRect();
+    const v = this.viewport;
+    return {
+      x: (r.left - view.left - v.x) / v.scale,
+      y: (r.top - view.top - v.y) / v.scale,
+      width: r.width / v.scale,
+      height: r.height / v.scale,
+    };
   }
 
   /** Show the whole drawing, or as much as fits at a readable zoom, and follow size changes again. */
@@ -373,6 +453,7 @@ export class GraphCanvas {
   private setViewport(v: Viewport): void {
     this.viewport = v;
     this.stage.style.transform = cssTransform(v);
+    this.minimap.update(v, this.el.clientWidth, this.el.clientHeight);
   }
 
   private bindPointer(): void {
@@ -432,6 +513,7 @@ export class GraphCanvas {
   dispose(): void {
     this.disposed = true;
     this.listeners.dispose();
+    this.minimap.dispose();
     this.el.remove();
   }
 }

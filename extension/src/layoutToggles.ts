@@ -1,10 +1,12 @@
 /**
  * Room for the graph: buttons that hide the palette or the side panel and maximise the widget.
  * Each toggles a class on the widget's root (the CSS does the rest), so the canvas grows and its
- * ResizeObserver fits the drawing again.
+ * ResizeObserver fits the drawing again. Where the host can (JupyterLab with graphlab's extension), one
+ * more button opens the editor in its own main-area tab: a second live view of the same widget.
  */
 
 import { Listeners, h } from "./dom";
+import { TAB_HOST_READY, hostCanOpenTab, requestOwnTab } from "./ownTab";
 
 const TOGGLES = [
   {
@@ -29,10 +31,15 @@ export class LayoutToggles {
   readonly el: HTMLElement;
   private readonly listeners = new Listeners();
   private readonly buttons = new Map<LayoutToggle, HTMLButtonElement>();
+  /** "Open in tab": hidden until a host says it can open this widget's output in a tab. */
+  readonly tabButton: HTMLButtonElement;
   /** The height `followContent` set last ("" before it did). */
   private setHeight = "";
 
-  constructor(private readonly root: () => HTMLElement) {
+  constructor(
+    private readonly root: () => HTMLElement,
+    private readonly graphName: () => string = () => "",
+  ) {
     this.el = h("span", { class: "gl-layout-toggles" });
     for (const toggle of TOGGLES) {
       const button = this.listeners.button(toggle.text, toggle.off, () => this.toggle(toggle.name));
@@ -41,6 +48,17 @@ export class LayoutToggles {
       this.buttons.set(toggle.name, button);
       this.el.append(button);
     }
+    this.tabButton = this.listeners.button("\u29c9", "Open in its own JupyterLab tab (a second live view)", () =>
+      requestOwnTab(this.root(), this.graphName()),
+    );
+    this.tabButton.dataset.layout = "tab";
+    this.tabButton.hidden = true;
+    this.el.append(this.tabButton);
+  }
+
+  /** Show "Open in tab" only if a host answers that it can open the output holding `root`. */
+  offerTab(root: HTMLElement): void {
+    this.tabButton.hidden = !hostCanOpenTab(root);
   }
 
   /** Flip one toggle (or set it with `on`). */
@@ -53,15 +71,21 @@ export class LayoutToggles {
     button.title = pressed ? toggle.on : toggle.off;
   }
 
-  /** Once the widget is first laid out: hide the palette if the widget is narrow (a click shows it). */
+  /**
+   * Once the widget is first laid out (attached, so a host can place it): hide the palette if the widget
+   * is narrow (a click shows it), and offer "Open in tab" if the host can.
+   */
   watch(root: HTMLElement): void {
     const first = new ResizeObserver(() => {
       if (root.clientWidth === 0) return;
       first.disconnect();
       if (root.clientWidth < NARROW_WIDGET) this.toggle("palette", true);
+      this.offerTab(root);
     });
     first.observe(root);
     this.listeners.add(() => first.disconnect());
+    // a host whose extension starts after this widget was drawn announces itself: ask again
+    this.listeners.on(window, TAB_HOST_READY, () => this.offerTab(root));
   }
 
   /**

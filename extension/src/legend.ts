@@ -1,6 +1,7 @@
 /**
  * The drawing's legend: what the edge colours and arrows mean (edges carry no text, which cluttered
- * the drawing; the kernel parameter is in each edge's tooltip) and what the node marks mean.
+ * the drawing; the kernel parameter is in each edge's tooltip), what the node marks mean, and how to
+ * read a buffer's short label (its full declaration is in the node's tooltip).
  */
 
 import { h } from "./dom";
@@ -19,6 +20,10 @@ const MARKS: readonly (readonly [string, string])[] = [
   ["gl-legend-diag", "has diagnostics (badge: how many)"],
 ];
 
+const LABELS =
+  "x  f32[n,2]: buffer x, its dtype and dims (an element's own dims last); " +
+  "hover a node for its full declaration or its bindings, an edge for its parameter.";
+
 /** A collapsed `<details>` in the canvas's corner. */
 export function legend(): HTMLElement {
   const item = ([cls, text]: readonly [string, string]): HTMLElement =>
@@ -29,5 +34,6 @@ export function legend(): HTMLElement {
     h("summary", {}, "Legend"),
     h("ul", { "aria-label": "edges" }, EDGES.map(item)),
     h("ul", { "aria-label": "node marks" }, MARKS.map(item)),
+    h("p", { class: "gl-legend-labels" }, LABELS),
   );
 }

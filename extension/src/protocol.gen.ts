@@ -592,9 +592,46 @@ export interface NewArgEdit extends EditBase {
   bind?: BindTarget | null;
 }
 
+/** `graph.rename_arg(arg, name)`: every binding to it follows the new name. */
+export interface RenameArgEdit extends EditBase {
+  op: "rename_arg";
+  arg: string;
+  name: string;
+}
+
+/** `graph.set_role(arg, role)` */
+export interface SetRoleEdit extends EditBase {
+  op: "set_role";
+  arg: string;
+  role: Role;
+}
+
+/** `graph.redeclare(Arg(...))`: a declared arg's new spec (its shape or dims); bindings keep its name. */
+export interface RedeclareEdit extends EditBase {
+  op: "redeclare";
+  arg: ArgSpec;
+}
+
+/** `graph.remove_arg(arg)`: refused while a dispatch binds it. */
+export interface RemoveArgEdit extends EditBase {
+  op: "remove_arg";
+  arg: string;
+}
+
 /** An edit: one call on the graph's editing API, told apart by its `op`. */
 export type EditMessage =
-  DispatchEdit | RemoveEdit | MoveEdit | RebindEdit | RenameEdit | SetRepeatEdit | GroupEdit | NewArgEdit;
+  | DispatchEdit
+  | RemoveEdit
+  | MoveEdit
+  | RebindEdit
+  | RenameEdit
+  | SetRepeatEdit
+  | GroupEdit
+  | NewArgEdit
+  | RenameArgEdit
+  | SetRoleEdit
+  | RedeclareEdit
+  | RemoveArgEdit;
 
 /** How the debugger moves a running session (`stop` ends it). */
 export type DebugAction = "step" | "step_over" | "continue" | "back" | "restart" | "find_nonfinite" | "stop";
@@ -641,10 +678,24 @@ export interface DebugCompare {
   rtol?: number;
   /** Tolerances as in `numpy.isclose`; both 0: bit for bit. Default: `0.0`. */
   atol?: number;
+  /** Seconds the other arch's process may take over one command (start, a span, a dispatch). Default: `600.0`. */
+  timeout?: number;
+}
+
+/**
+ * Start the other arch's process now (`DebugSession.prepare_compare`), as the user picks the arch
+ * in the "Compare with..." form, so that the comparison pays only the search.
+ */
+export interface DebugPrepareCompare {
+  kind: "debug";
+  request: number;
+  action: "prepare_compare";
+  session: number;
+  against: string;
 }
 
 /** The debugger's messages, told apart by their `action`. */
-export type DebugMessage = DebugStart | DebugControl | DebugGoto | DebugCompare;
+export type DebugMessage = DebugStart | DebugControl | DebugGoto | DebugCompare | DebugPrepareCompare;
 
 /** Set, or remove, the location breakpoint on a node, sequence or step id. */
 export interface BreakpointToggle {

@@ -4,6 +4,7 @@
  * Each tab holds `Section`s: an element plus `update(state)` and `dispose()`.
  */
 
+import { ArgEditorSection } from "./argEditor";
 import {
   type BindingOption,
   type OpenField,
@@ -15,7 +16,7 @@ import {
   specFromParam,
 } from "./bindingFilter";
 import { DebugSection } from "./debugPanel";
-import { diagnosticLine } from "./diagnostics";
+import { argNodeId, diagnosticLine } from "./diagnostics";
 import { Listeners, h, replaceChildren } from "./dom";
 import { ExportSection } from "./exportPanel";
 import { InspectSection } from "./inspectPanel";
@@ -56,6 +57,7 @@ export class SidePanel {
   readonly sections: Section[];
   private readonly node: NodeSection;
   private readonly exporter: ExportSection;
+  private readonly argEditor: ArgEditorSection;
   private readonly pages = new Map<PanelTab, HTMLElement>();
   private readonly tabButtons = new Map<PanelTab, HTMLButtonElement>();
   private readonly listeners = new Listeners();
@@ -63,8 +65,9 @@ export class SidePanel {
   constructor(actions: Actions) {
     this.node = new NodeSection(actions);
     this.exporter = new ExportSection(actions);
+    this.argEditor = new ArgEditorSection(actions);
     const byTab: Record<PanelTab, Section[]> = {
-      node: [this.node, new ProblemsSection(actions)],
+      node: [this.argEditor, this.node, new ProblemsSection(actions)],
       debug: [new DebugSection(actions)],
       inspect: [new InspectSection(actions)],
       export: [this.exporter],
@@ -94,6 +97,9 @@ export class SidePanel {
     }
     const debugging = state.traits.debugger.active;
     this.tabButtons.get("debug")!.classList.toggle("gl-tab-live", debugging);
+    // The arg editor sits over the inspected buffer in the Inspect tab, else in the Node tab.
+    const argHome = this.pages.get(state.tab === "inspect" ? "inspect" : "node")!;
+    if (this.argEditor.el.parentElement !== argHome) argHome.prepend(this.argEditor.el);
     for (const section of this.sections) section.update(state);
   }
 
@@ -137,16 +143,19 @@ class NodeSection implements Section {
       state.range,
       node ? state.traits.diagnostics.filter((d) => d.node === node.id) : null,
       node ? null : state.traits.graph.args,
+      node ? null : state.arg?.name,
     ]);
     if (key === this.key) return;
     this.key = key;
     this.listeners.dispose();
     this.listeners = new Listeners();
     this.fields.clear();
+    // a clicked arg (no node selected) leaves this section empty: the arg editor shows it
     if (state.range.length > 1) replaceChildren(this.el, this.renderRange(state));
     else if (node?.kind === "dispatch") replaceChildren(this.el, this.renderDispatch(state, node));
     else if (node?.kind === "sequence") replaceChildren(this.el, this.renderSequence(state, node));
     else if (node !== undefined) replaceChildren(this.el, this.renderControl(state, node));
+    else if (state.arg !== null) replaceChildren(this.el);
     else replaceChildren(this.el, this.renderNothing(state));
   }
 
@@ -164,14 +173,21 @@ class NodeSection implements Section {
       "div",
       {},
       h("h3", {}, "Nothing selected"),
-      h("p", { class: "gl-hint" }, "Click a node to edit it, or add a kernel from the palette."),
+      h("p", { class: "gl-hint" }, "Click a node to edit it (a buffer: its arg), or add a kernel from the palette."),
       h("h4", {}, `Args (${args.length})`),
       args.length === 0
         ? h("p", { class: "gl-hint" }, "No args yet: a parameter's \u201cnew arg from annotation\u201d declares one.")
         : h(
             "ul",
             { class: "gl-args" },
-            args.map((a) => h("li", { title: argTitle(a) }, h("code", {}, a.name), " ", a.label, ` \u00b7 ${a.role}`)),
+            args.map((a) => {
+              const link = h("a", { href: "#", class: "gl-link" }, h("code", {}, a.name));
+              this.listeners.on(link, "click", (e: MouseEvent) => {
+                e.preventDefault();
+                this.actions.select(argNodeId(a.name));
+              });
+              return h("li", { title: argTitle(a) }, link, " ", a.label, ` \u00b7 ${a.role}`);
+            }),
           ),
     );
   }

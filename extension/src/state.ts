@@ -5,6 +5,7 @@
 
 import type { Badge } from "./diagnostics";
 import type {
+  ArgView,
   DebugAction,
   DiagnosticView,
   EditOp,
@@ -28,6 +29,8 @@ export interface ViewState {
   index: NodeIndex;
   /** The selected node (the `selected` trait), or null. */
   anchor: string | null;
+  /** The arg whose buffer node was clicked (its editor is open), while no node is selected; else null. */
+  arg: ArgView | null;
   /** Consecutive siblings selected with Shift, the anchor included; `[anchor]` normally. */
   range: string[];
   /** Undo history as it will be once requests in flight are answered. */
@@ -63,7 +66,9 @@ export interface Actions {
   /** Travel to a position of the timeline. */
   goto(index: number): void;
   /** Run the session's graph here and on `against` (an arch or an exported module's folder); stop before the first divergence. */
-  compare(against: string, rtol: number, atol: number): void;
+  compare(against: string, rtol: number, atol: number, timeout: number): void;
+  /** Start the process of a later comparison against the arch `against` now (picked in the form). */
+  prepareCompare(against: string): void;
   toggleBreakpoint(node: string): void;
   addCondition(expression: string, every: Every): void;
   removeBreakpoint(id: number): void;

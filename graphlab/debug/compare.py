@@ -20,24 +20,19 @@ dispatch (:mod:`graphlab.export.module_runner`, reached through :mod:`graphlab.u
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
-from graphlab.bridge.runtime import cpu_max_threads
-from graphlab.carry import carry_kernels
-from graphlab.dataflow import access_mode
-from graphlab.debug.compare_sides import COMMAND_TIMEOUT, Answer, ChildSide, LocalSide, Side
+from graphlab.debug.compare_children import ChildPool, child_threads
+from graphlab.debug.compare_sides import COMMAND_TIMEOUT, Answer, LocalSide, Side
 from graphlab.debug.pictures import heatmap_png, lineplot_svg
 from graphlab.debug.session_errors import DebugError
-from graphlab.graphfile import dumps
 from graphlab.nodes import Cond, Loop
 
 if TYPE_CHECKING:
@@ -352,26 +347,6 @@ def flag_buffers(graph: Graph, canonical: Mapping[str, str]) -> dict[str, str]:
     return {k: canonical[v] for k, v in out.items() if v in canonical}
 
 
-@contextlib.contextmanager
-def _child(
-    graph: Graph, arch: str, values: Mapping[str, Any], threads: int | None, timeout: float
-) -> Iterator[ChildSide]:
-    with tempfile.TemporaryDirectory(prefix="graphlab-compare-") as tmp:
-        folder = Path(tmp, "values")
-        folder.mkdir()
-        for name, value in values.items():
-            arg = graph.args.get(name)
-            if arg is None or arg.kind in ("texture", "rw_texture"):
-                continue
-            np.save(folder / f"{name}.npy", value.to_numpy() if arg.kind == "ndarray" else np.asarray(value))
-        payload = carry_kernels(dict.fromkeys(k.fn for k in graph.kernels)).to_dict()
-        side = ChildSide(arch, dumps(graph), payload, folder, threads, timeout, access=access_mode(graph))
-        try:
-            yield side
-        finally:
-            side.close()
-
-
 @dataclass(frozen=True)
 class Timeline:
     """What the search reads of this side's session: its steps (``table``), ``known(k)`` (whether step
@@ -396,6 +371,8 @@ def compare_runs(
     threads: int | None = None,
     progress: Progress | None = None,
     timeout: float = COMMAND_TIMEOUT,
+    children: ChildPool | None = None,
+    keep: bool = True,
 ) -> Divergence | None:
     """Run ``mine`` (a session on copies of the run values ``start``, which the search moves) against
     the same graph on arch ``against`` from the same values; see the module docs.
@@ -403,20 +380,29 @@ def compare_runs(
     ``stride``: most dispatches between boundaries (default :data:`STRIDE`); ``threads``: CPU threads
     of an x64 other side (default: as many as this side uses when it is a CPU); ``progress``: told
     each boundary passed; ``timeout``: seconds the other side may take over one command before it
-    is taken as hung and stopped (ChildRunError naming the arch and the command).
+    is taken as hung and stopped (ChildRunError naming the arch and the command); ``children``: the
+    warm processes to take the other side from and, with ``keep``, to leave it in (None: a process
+    of its own, closed at the end).
     """
     graph = mine.graph
     element_ndim = {name: len(arg.element_shape) for name, arg in graph.args.items()}
-    if threads is None and mine.arch in ("x64", "arm64"):
-        threads = cpu_max_threads()
+    if threads is None:
+        threads = child_threads(mine.arch)
+    pool = children if children is not None else ChildPool()
     if progress is not None:
-        progress(f"starting the {against} process", 0.0)
-    with _child(graph, against, start, threads, timeout) as other:
-        sides = (LocalSide(mine), other)
-        search = _Search(
-            timeline, sides, rtol, atol, max(1, stride or STRIDE), element_ndim, flags=timeline.flags, progress=progress
-        )
-        return search.run()
+        warm = pool.pid(against) is not None
+        progress(f"{'using the warm' if warm else 'starting the'} {against} process", 0.0)
+    try:
+        with pool.lease(graph, against, start, threads, timeout, keep=keep) as other:
+            sides = (LocalSide(mine), other)
+            search = _Search(
+                timeline, sides, rtol, atol, max(1, stride or STRIDE), element_ndim, flags=timeline.flags,
+                progress=progress,
+            )  # fmt: skip
+            return search.run()
+    finally:
+        if children is None:
+            pool.close()
 
 
 class ModuleLike(Protocol):

@@ -3,11 +3,14 @@
 Taichi holds one arch per ``ti.init``, so the other arch's run lives in its own process. It is a
 small server: the parent sends one JSON line per command on one pipe and reads one JSON line back on
 another (stdout stays free for Taichi's banner and prints). The child rebuilds the kernels
-(``carry.load_kernels``) and the graph (from its graph-file text), loads the start values from
-``.npy`` files and opens a :class:`~graphlab.debug.session.DebugSession` on them, so both sides
-walk the same timeline with the same machinery: ``goto`` a boundary (compiled segments), ``step``
-one dispatch. Buffers asked for are written as ``.npy`` files into the folder the parent gives,
-which reads and deletes them, so a long run holds no more than one boundary's buffers.
+(``carry.load_kernels``) and compiles the graph (from its graph-file text) at ``start``; each
+comparison then sends ``values``: the start values, from ``.npy`` files, on which it opens a
+:class:`~graphlab.debug.session.DebugSession`, so both sides walk the same timeline with the same
+machinery: ``goto`` a boundary (compiled segments), ``step`` one dispatch. The process outlives one
+comparison (a debug session keeps it warm for the next): ``graph`` rebuilds the compiled graph in
+place when the graph or its kernels changed, without a new ``ti.init``. Buffers asked for are
+written as ``.npy`` files into the folder the parent gives, which reads and deletes them, so a long
+run holds no more than one boundary's buffers.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import taichi as ti
 
 from graphlab.bridge.runtime import current_arch, new_ndarray
 from graphlab.carry import load_kernels
+from graphlab.compiled import CompiledGraph, compile_graph
 from graphlab.dataflow import assume_access
 from graphlab.debug.compare_sides import side_state
 from graphlab.debug.session import DebugOptions, DebugSession
@@ -56,9 +60,11 @@ def save_buffers(session: DebugSession, names: Sequence[str], folder: Path) -> N
 
 class _Server:
     def __init__(self) -> None:
+        self.compiled: CompiledGraph | None = None
         self.session: DebugSession | None = None
 
     def start(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``ti.init`` the arch asked for and compile the graph; ``fallback`` when Taichi chose another."""
         kernels = load_kernels(request["payload"])
         options: dict[str, Any] = {"log_level": ti.WARN}
         if request["arch"] == "x64" and request.get("threads"):
@@ -67,16 +73,55 @@ class _Server:
         arch = current_arch()
         if arch != request["arch"]:
             return {"fallback": arch}
+        self.build(request, kernels)
+        return {"arch": arch}
+
+    def build(self, request: Mapping[str, Any], kernels: Any = None) -> dict[str, Any]:
+        """Compile the graph of ``request`` (its kernels loaded anew unless given), in this runtime."""
+        self.session = None
+        if kernels is None:
+            kernels = load_kernels(request["payload"])
         graph = loads(request["graph"], kernels=kernels, file=request.get("file"))
         assume_access(graph, request.get("access", "auto"))  # no Vulkan probe where the parent's failed
-        values = start_values(graph, Path(request["values_dir"]))
-        self.session = DebugSession(graph, values, options=DebugOptions(stats_on_stop=False))
-        return {"arch": arch}
+        self.compiled = compile_graph(graph)
+        return {}
+
+    def load(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A new session on the compiled graph, from the start values in ``values_dir``."""
+        assert self.compiled is not None, "start first"
+        self.session = None  # the last comparison's buffers go before the new ones are made
+        values = start_values(self.compiled.graph, Path(request["values_dir"]))
+        self.session = DebugSession(self.compiled, values, options=DebugOptions(stats_on_stop=False))
+        return {}
+
+    def rehearse(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Run the graph once on ``values_dir``'s values, as a comparison would (segments to the end,
+        then a few dispatches from Python), so the kernels are compiled and loaded before the
+        comparison that was prepared. A failure is left for that comparison to meet and report."""
+        try:
+            self.load(request)
+            session = self.session
+            assert session is not None
+            session.continue_()
+            session.goto(0)
+            for _ in range(min(session.step_count, int(request.get("steps", 0)))):
+                session.step()
+        except Exception as exc:  # the comparison runs the same and reports it in its own words
+            return {"rehearsal": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self.session = None
+        return {}
 
     def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
         command = request["command"]
         if command == "start":
             return self.start(request)
+        if command == "graph":
+            return self.build(request)
+        if command == "values":
+            return self.load(request)
+        if command == "rehearse":
+            return self.rehearse(request)
         session = self.session
         assert session is not None, "start first"
         if command == "goto":

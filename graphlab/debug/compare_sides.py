@@ -4,7 +4,9 @@ Both answer the same two commands, ``goto(index)`` and ``step()``, with where th
 the flag reads since the last answer) and the buffers asked for, as numpy arrays. A command returns a
 :data:`Pending`, called for the answer later: the child gets its command at once and works while this
 process runs its own side, so the two runs overlap (the child's start overlaps the first boundary's
-local work too: its answer is read with the first command's). The child is a
+local work too: its answer is read with the first command's). A child outlives one comparison
+(:mod:`graphlab.debug.compare_children` keeps it warm): ``start`` once, ``values`` per comparison,
+``graph`` when the graph changed. The child is a
 server (:mod:`graphlab.debug.compare_child`) over two pipes, one JSON line per command; its buffers
 come back as ``.npy`` files, read and deleted at once, so a long run holds one boundary's buffers.
 """
@@ -12,11 +14,14 @@ come back as ``.npy`` files, read and deleted at once, so a long run holds one b
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -98,23 +103,26 @@ class LocalSide:
 
 
 class ChildSide:
-    """The other arch's side: a child process serving the same commands (:mod:`~graphlab.debug.compare_child`)."""
+    """The other arch's side: a child process serving the same commands (:mod:`~graphlab.debug.compare_child`).
 
-    def __init__(
-        self,
-        arch: str,
-        graph_text: str,
-        payload: dict[str, Any],
-        values_dir: Path,
-        threads: int | None,
-        timeout: float = COMMAND_TIMEOUT,
-        access: str = "auto",
-    ):
+    Made with the process starting (nothing waited for); :meth:`build` sends the graph, :meth:`load`
+    a comparison's start values. The answers to those are read before the next command's, or by
+    :meth:`ready`; an error in them (Taichi fell back to another arch, the kernels failed to load)
+    is raised there. The process and its scratch folder (``values``, ``buffers``, ``child.log``)
+    last until :meth:`close`.
+    """
+
+    def __init__(self, arch: str, threads: int | None, timeout: float = COMMAND_TIMEOUT):
         self.arch = arch
+        self.threads = threads
         self.timeout = timeout
-        self.folder = values_dir.parent / "buffers"
+        self.scratch = Path(tempfile.mkdtemp(prefix="graphlab-compare-"))
+        self.values_dir = self.scratch / "values"
+        self.folder = self.scratch / "buffers"
         self.folder.mkdir()
-        self._log = (values_dir.parent / "child.log").open("w+")
+        self.built: str | None = None  # digest of the graph and kernels the child compiled
+        self._unread: list[str] = []  # commands sent whose answers are still to be read, oldest first
+        self._log = (self.scratch / "child.log").open("w+")
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
@@ -134,22 +142,65 @@ class ChildSide:
         self._in = from_child_r  # read with a deadline (select), not a blocking readline
         self._pending = b""
         self._closed = False
-        # not waited for: the child starts while this process works; read before the first answer
-        self._starting = True
-        request = {"payload": payload, "graph": graph_text, "arch": arch, "threads": threads, "access": access}
-        self._send("start", **request, values_dir=str(values_dir))
 
-    def _started(self) -> None:
-        """Read ``start``'s answer, once: the fallback error when Taichi could not start the arch."""
-        if not self._starting:
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        """Whether the process still runs and can take commands."""
+        return not self._closed and self.proc.poll() is None
+
+    def build(self, graph_text: str, payload: dict[str, Any], access: str) -> None:
+        """Have the child compile this graph (``start`` the first time, ``graph`` when it changed); not waited for."""
+        digest = hashlib.sha256(json.dumps([graph_text, payload, access], sort_keys=True).encode()).hexdigest()
+        if digest == self.built:
             return
-        self._starting = False
-        answer = self._receive("start")
-        if "fallback" in answer:
-            raise DebugError(
-                f"compare(against={self.arch!r}): Taichi cannot start {self.arch} on this machine (it fell back to "
-                f"{answer['fallback']}); install its driver or compare against another arch"
-            )
+        request: dict[str, Any] = {"payload": payload, "graph": graph_text, "access": access}
+        command = "graph" if self.built is not None else "start"
+        if command == "start":
+            request.update(arch=self.arch, threads=self.threads)
+        self.built = digest
+        self._send(command, **request)
+        self._unread.append(command)
+
+    def load(self, values: dict[str, np.ndarray]) -> None:
+        """Give the child a comparison's start values (a new session there); not waited for."""
+        self.ready_values()
+        shutil.rmtree(self.values_dir, ignore_errors=True)
+        self.values_dir.mkdir()
+        for name, array in values.items():
+            np.save(self.values_dir / f"{name}.npy", array)
+        self._send("values", values_dir=str(self.values_dir))
+        self._unread.append("values")
+
+    def rehearse(self, values: dict[str, np.ndarray], steps: int) -> None:
+        """Have the child run the graph once on ``values`` (and ``steps`` dispatches from Python), so
+        its kernels are compiled before the comparison; not waited for."""
+        folder = self.scratch / "rehearsal"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        for name, array in values.items():
+            np.save(folder / f"{name}.npy", array)
+        self._send("rehearse", values_dir=str(folder), steps=steps)
+        self._unread.append("rehearse")
+
+    def ready_values(self) -> None:
+        """Read a ``values`` answer still pending, so its folder may be written again."""
+        if "values" in self._unread:
+            self.ready()
+
+    def ready(self) -> None:
+        """Wait for the answers to the commands sent so far (``start``, ``graph``, ``values``);
+        the fallback error when Taichi could not start the arch."""
+        while self._unread:
+            command = self._unread.pop(0)
+            answer = self._receive(command)
+            if "fallback" in answer:
+                raise DebugError(
+                    f"compare(against={self.arch!r}): Taichi cannot start {self.arch} on this machine (it fell "
+                    f"back to {answer['fallback']}); install its driver or compare against another arch"
+                )
 
     def _readline(self, command: str) -> str:
         """The child's next answer line; "" when it closed its end; ChildRunError past ``timeout``."""
@@ -198,7 +249,7 @@ class ChildSide:
         self._send(command, names=list(names), folder=str(self.folder), **request)
 
         def answer() -> Answer:
-            self._started()
+            self.ready()
             state = self._receive(command)
             arrays = {}
             for name in names:
@@ -217,11 +268,14 @@ class ChildSide:
         """Run one dispatch there; the named buffers after it."""
         return self._command("step", names, since=since)
 
-    def close(self) -> None:
-        """Stop the child (it exits on ``quit``; killed if it does not within 30 s); once."""
+    def close(self, *, kill: bool = False) -> None:
+        """Stop the child (it exits on ``quit``; killed if it does not within 30 s, or at once with
+        ``kill``: its state is unknown after a failed comparison) and remove its scratch folder; once."""
         if self._closed:
             return
         self._closed = True
+        if kill and self.proc.poll() is None:
+            self.proc.kill()
         with contextlib.suppress(OSError):
             self._out.write(json.dumps({"command": "quit"}) + "\n")
             self._out.flush()
@@ -235,3 +289,4 @@ class ChildSide:
         with contextlib.suppress(OSError):
             os.close(self._in)
         self._log.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)

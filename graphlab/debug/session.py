@@ -574,6 +574,14 @@ class DebugSession(
             pos.total_known,
         )
 
+    def close(self) -> None:
+        """Stop the processes this session keeps warm for ``compare``/``prepare_compare``.
+
+        The session stays usable (a later comparison starts a new process); they are also stopped
+        when the session is garbage-collected and at interpreter exit.
+        """
+        self._close_children()
+
     def __repr__(self) -> str:
         return (
             f"<graphlab.DebugSession of {self.graph.name!r} on {self.arch}: {self.position}, "

@@ -109,11 +109,18 @@ class ExportResult:
 
         return verify(self.path, inputs, **options)
 
+    def files_on_disk(self) -> list[str]:
+        """Every file in the module folder, relative and sorted: what a user copies, so what a count of
+        files means (``files``, the manifest's seals, leaves out ``manifest.json`` itself and ``host/``).
+        ``str()`` and the widget's export panel both count these."""
+        return sorted(p.relative_to(self.path).as_posix() for p in self.path.rglob("*") if p.is_file())
+
     def __str__(self) -> str:
-        size = sum((self.path / name).stat().st_size for name in self.files if (self.path / name).is_file())
+        files = self.files_on_disk()
+        size = sum((self.path / name).stat().st_size for name in files)
         return (
             f"exported {', '.join(self.graphs)} to {self.path} ({self.arch}, Taichi {self.taichi_version}): "
-            f"{len(self.files)} files, {size / 1e6:.1f} MB, in {self.seconds:.1f} s"
+            f"{len(files)} files, {size / 1e6:.1f} MB, in {self.seconds:.1f} s"
         )
 
 

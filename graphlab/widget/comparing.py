@@ -6,6 +6,8 @@ kernel, like the export panel's export: its ``progress`` callback publishes the 
 the ``debugger`` trait (``CompareView`` in :mod:`graphlab.widget.protocol`) as the boundaries go
 by. The panel ends with the divergence (drawn on the graph and in the inspect panel), with "they
 agree", or with the error that stopped it; a failed comparison leaves the session where it was.
+Picking an arch in the form starts its process at once (``DebugSession.prepare_compare``), so the
+click on Compare pays only the search; the session keeps that process for its later comparisons.
 """
 
 from __future__ import annotations
@@ -102,8 +104,10 @@ class CompareRun:
         rtol: float,
         atol: float,
         publish: Callable[[], None],
+        timeout: float,
     ) -> str | None:
-        """Compare, publishing progress; returns the error text, or None (``found``: the divergence)."""
+        """Compare, publishing progress; returns the error text, or None (``found``: the divergence).
+        ``timeout``: seconds the other arch's process may take over one command."""
         view = self._view
         started = time.perf_counter()
         self.found = None
@@ -116,9 +120,16 @@ class CompareRun:
             publish()
 
         def work() -> None:
-            self.found = session.compare(against, rtol=rtol, atol=atol, progress=throttled(report))
+            progress = throttled(report)
+            self.found = session.compare(against, rtol=rtol, atol=atol, progress=progress, timeout=timeout)
             view.update(state="done", stage="done", fraction=1.0)
             view.update(divergence=None if self.found is None else divergence_view(self.found))
 
         interrupted = "the comparison was interrupted; the session did not move"
         return finish_job(view, work, what="compare", interrupted=interrupted, started=started)
+
+    def prepare(self, session: DebugSession, against: str) -> None:
+        """Start the process of a later comparison against ``against`` now (not waited for: its
+        errors come with that comparison); nothing to do for a module folder or while one runs."""
+        if not self.running:
+            session.prepare_compare(against)

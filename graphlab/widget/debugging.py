@@ -180,6 +180,7 @@ class DebugPanel:
         """Let the session go (the graph changed, the user stopped it); the panel says why."""
         if self.session is None:
             return
+        self.session.close()  # its warm compare processes
         self.session = None
         self.ended = why
         self.stop = None
@@ -246,13 +247,15 @@ class DebugPanel:
             flat = flat * n + int(i)
         return flat // PAGE_SIZE
 
-    def compare(self, against: str, rtol: float, atol: float, publish: Callable[[], None]) -> str | None:
+    def compare(
+        self, against: str, rtol: float, atol: float, publish: Callable[[], None], timeout: float
+    ) -> str | None:
         """Compare the session with ``against`` (``DebugSession.compare``), publishing progress; on a
         divergence, go to the step before it and inspect the buffer that differs. Returns the error text."""
         session = self._current()
         if self.comparison.running:
             raise PanelError("a comparison is running already; wait for it to finish")
-        error = self.comparison.run(session, against, rtol, atol, publish)
+        error = self.comparison.run(session, against, rtol, atol, publish, timeout)
         found = self.comparison.found
         if error is not None or found is None or self.session is not session:
             return error
@@ -261,6 +264,10 @@ class DebugPanel:
             self.buffer, self.component = found.buffer, None
             self.page = self._page_of_index(found.first_index) if found.first_index else 0
         return None
+
+    def prepare_compare(self, against: str) -> None:
+        """Start the process of a comparison against ``against`` (the user picked it in the form)."""
+        self.comparison.prepare(self._current(), against)
 
     def toggle_breakpoint(self, node: str) -> str:
         """Remove the location breakpoint on ``node`` if there is one, else set one; returns what was done."""

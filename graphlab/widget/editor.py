@@ -409,16 +409,14 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             new_id = graph.group(nodes, message["name"], repeat=message["repeat"])
             return f"group {len(nodes)} node(s) into {message['name']}", new_id
         if op == "new_arg":
-            spec = dict(message["arg"])
-            spec["element_shape"] = tuple(spec["element_shape"])
-            if spec["shape"] is not None:
-                spec["shape"] = tuple(spec["shape"])
-            arg = graph.declare(Arg(**spec))
+            arg = graph.declare(_arg_of(message["arg"]))
             bind = message["bind"]
             if bind is None:
                 return f"new arg {arg.name}", self.selected or None
             graph.rebind(bind["node"], bind["param"], arg.name)
             return f"new arg {arg.name} for {bind['node']}.{bind['param']}", bind["node"]
+        if op in ("rename_arg", "set_role", "redeclare", "remove_arg"):  # the arg editor's edits
+            return _ARG_OPS[op](graph, message), self.selected or None
         raise MessageError(f"unknown edit op {op!r}")  # parse_message lets none through
 
     def _undo_redo(self, message: Message) -> dict[str, Any]:
@@ -487,6 +485,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             return str(siblings[i - 1])
         return str(parent) if parent is not None else None
 
+
 _OP_VERB = {
     "dispatch": "adding the dispatch",
     "remove": "deleting",
@@ -496,7 +495,54 @@ _OP_VERB = {
     "set_repeat": "setting the repeat count",
     "group": "grouping",
     "new_arg": "declaring the arg",
+    "rename_arg": "renaming the arg",
+    "set_role": "setting the arg's role",
+    "redeclare": "changing the arg's spec",
+    "remove_arg": "deleting the arg",
     "": "the edit",
+}
+
+
+def _arg_of(spec: Mapping[str, Any]) -> Arg:
+    """An ``Arg`` from a checked ``ArgSpec`` message field (JSON lists become the tuples an Arg holds)."""
+    fields = dict(spec)
+    fields["element_shape"] = tuple(fields["element_shape"])
+    if fields["shape"] is not None:
+        fields["shape"] = tuple(fields["shape"])
+    return Arg(**fields)
+
+
+def _rename_arg(graph: Graph, message: Message) -> str:
+    graph.rename_arg(message["arg"], message["name"])
+    return f"rename arg {message['arg']} to {message['name']}"
+
+
+def _set_role(graph: Graph, message: Message) -> str:
+    graph.set_role(message["arg"], message["role"])
+    return f"arg {message['arg']} role {message['role']}"
+
+
+def _redeclare(graph: Graph, message: Message) -> str:
+    arg = _arg_of(message["arg"])
+    before = graph.args.get(arg.name)  # absent: redeclare refuses it with the model's reason
+    graph.redeclare(arg)
+    if before is not None and before.shape != arg.shape:
+        shape = "any shape" if arg.shape is None else f"shape ({', '.join(map(str, arg.shape))})"
+        return f"arg {arg.name} {shape}"
+    return f"redeclare arg {arg.name}"
+
+
+def _remove_arg(graph: Graph, message: Message) -> str:
+    graph.remove_arg(message["arg"])
+    return f"delete arg {message['arg']}"
+
+
+#: The edits of an arg's editor (a click on a buffer): each one call on the graph's args API, returning the undo label.
+_ARG_OPS: dict[str, Callable[[Graph, Message], str]] = {
+    "rename_arg": _rename_arg,
+    "set_role": _set_role,
+    "redeclare": _redeclare,
+    "remove_arg": _remove_arg,
 }
 
 

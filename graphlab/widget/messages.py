@@ -64,6 +64,8 @@ MAX_NODES = 4096
 MAX_SHAPE = 16
 #: Largest ``rtol``/``atol`` of a comparison (far beyond any useful tolerance).
 MAX_TOLERANCE = 1e6
+#: Longest ``timeout`` of one comparison command, in seconds (a day).
+MAX_COMPARE_TIMEOUT = 86400.0
 #: Characters of a received value quoted back in an error.
 MAX_ECHO = 80
 #: Characters of the ``error`` of a reply (and of the banner): longer reasons are cut.
@@ -182,6 +184,8 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "param": (_name, f"a parameter name {_NAME}"),
     "arg": (_name, f"an arg name {_NAME}"),
     "NewArgEdit.arg": (_NESTED, "an arg spec"),
+    "RedeclareEdit.arg": (_NESTED, "an arg spec"),
+    "RenameArgEdit.name": (_name, f"an arg name {_NAME}"),
     "nodes": (_id_list, f"a list of node ids (at most {MAX_NODES:,}, each {_ID[1:-1]})"),
     "ArgSpec.name": (_name, f"a name {_NAME}"),
     "dtype": (_name, "a dtype name"),
@@ -203,6 +207,7 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "against": (_text, f"an arch name or the folder of an exported module {_TEXT}"),
     "rtol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
     "atol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
+    "timeout": (lambda v: 0 < v <= MAX_COMPARE_TIMEOUT, f"seconds, a number > 0 and at most {MAX_COMPARE_TIMEOUT:g}"),
 }
 
 

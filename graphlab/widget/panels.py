@@ -153,8 +153,12 @@ class Panels:
         if action == "stop":
             self.debug.end("stopped; press Debug to start a new session")
             return
+        if action == "prepare_compare":
+            self.debug.prepare_compare(message["against"])
+            return
         if action == "compare":
-            error = self.debug.compare(message["against"], message["rtol"], message["atol"], self.publish_debugger)
+            args = (message["against"], message["rtol"], message["atol"], self.publish_debugger, message["timeout"])
+            error = self.debug.compare(*args)
             if error is not None:
                 self.publish_debug()  # the panel shows the failure; the session did not move
                 raise PanelRefusedError(f"compare failed: {error}")

@@ -102,12 +102,17 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "SetRepeatEdit",
     "GroupEdit",
     "NewArgEdit",
+    "RenameArgEdit",
+    "SetRoleEdit",
+    "RedeclareEdit",
+    "RemoveArgEdit",
     "EditMessage",
     "DebugAction",
     "DebugStart",
     "DebugControl",
     "DebugGoto",
     "DebugCompare",
+    "DebugPrepareCompare",
     "DebugMessage",
     "BreakpointToggle",
     "BreakpointCondition",
@@ -730,7 +735,50 @@ class NewArgEdit(EditBase):
     bind: NotRequired[Annotated[BindTarget | None, Default(None)]]
 
 
-EditMessage = DispatchEdit | RemoveEdit | MoveEdit | RebindEdit | RenameEdit | SetRepeatEdit | GroupEdit | NewArgEdit
+class RenameArgEdit(EditBase):
+    """``graph.rename_arg(arg, name)``: every binding to it follows the new name."""
+
+    op: Literal["rename_arg"]
+    arg: str
+    name: str
+
+
+class SetRoleEdit(EditBase):
+    """``graph.set_role(arg, role)``"""
+
+    op: Literal["set_role"]
+    arg: str
+    role: Role
+
+
+class RedeclareEdit(EditBase):
+    """``graph.redeclare(Arg(...))``: a declared arg's new spec (its shape or dims); bindings keep its name."""
+
+    op: Literal["redeclare"]
+    arg: ArgSpec
+
+
+class RemoveArgEdit(EditBase):
+    """``graph.remove_arg(arg)``: refused while a dispatch binds it."""
+
+    op: Literal["remove_arg"]
+    arg: str
+
+
+EditMessage = (
+    DispatchEdit
+    | RemoveEdit
+    | MoveEdit
+    | RebindEdit
+    | RenameEdit
+    | SetRepeatEdit
+    | GroupEdit
+    | NewArgEdit
+    | RenameArgEdit
+    | SetRoleEdit
+    | RedeclareEdit
+    | RemoveArgEdit
+)
 """An edit: one call on the graph's editing API, told apart by its ``op``."""
 
 DebugAction = Literal["step", "step_over", "continue", "back", "restart", "find_nonfinite", "stop"]
@@ -778,9 +826,22 @@ class DebugCompare(TypedDict):
     rtol: NotRequired[Annotated[float, Default(0.0)]]
     atol: NotRequired[Annotated[float, Default(0.0)]]
     """Tolerances as in ``numpy.isclose``; both 0: bit for bit."""
+    timeout: NotRequired[Annotated[float, Default(600.0)]]
+    """Seconds the other arch's process may take over one command (start, a span, a dispatch)."""
 
 
-DebugMessage = DebugStart | DebugControl | DebugGoto | DebugCompare
+class DebugPrepareCompare(TypedDict):
+    """Start the other arch's process now (``DebugSession.prepare_compare``), as the user picks the arch
+    in the "Compare with..." form, so that the comparison pays only the search."""
+
+    kind: Literal["debug"]
+    request: int
+    action: Literal["prepare_compare"]
+    session: int
+    against: str
+
+
+DebugMessage = DebugStart | DebugControl | DebugGoto | DebugCompare | DebugPrepareCompare
 """The debugger's messages, told apart by their ``action``."""
 
 

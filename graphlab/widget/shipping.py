@@ -37,24 +37,6 @@ def default_arch() -> str:
     return {"x64": "x64", "arm64": "x64", "cuda": "cuda"}.get(arch, "vulkan")
 
 
-def files_under(folder: Path) -> list[str]:
-    """Every file in ``folder``, relative, sorted."""
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-
-
-def summary(result: Any, files: list[str]) -> str:
-    """The panel's one-line result, counting the same files the panel lists.
-
-    ``str(ExportResult)`` counts only the files the manifest seals, not ``manifest.json`` and
-    ``host/``, so it disagreed with the list beside it.
-    """
-    size = sum((result.path / name).stat().st_size for name in files)
-    return (
-        f"exported {', '.join(result.graphs)} to {result.path} ({result.arch}, Taichi {result.taichi_version}): "
-        f"{len(files)} files, {size / 1e6:.1f} MB, in {result.seconds:.1f} s"
-    )
-
-
 def _output_view(o: Any) -> dict[str, Any]:
     return {
         "name": o.name,
@@ -151,9 +133,9 @@ class ExportPanel:
                 progress=throttled(report),
                 cpu_threads=cpu_threads,
             )
-            files = files_under(result.path)
+            files = result.files_on_disk()  # the same files str(result) counts
             view.update(files=files[:MAX_FILES], file_count=len(files), path=str(result.path))
-            view.update(result=summary(result, files))
+            view.update(result=str(result))
             if verify:
                 view.update(stage="verify", fraction=EXPORT_SHARE + 0.05)
                 publish(self.view())

@@ -1,12 +1,15 @@
 // JupyterLab's viewer of graphlab graph files: double-clicking a `.graph.json` shows its Graphviz
 // drawing (made by the Jupyter server extension graphlab.fileview, no kernel needed), with a button
-// that opens a notebook whose first cell loads the file into `gl.editor`.
+// that opens a notebook whose first cell loads the file into `gl.editor`. A second plugin (ownTab.ts)
+// opens an editor widget in its own main-area tab when the widget asks.
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from "@jupyterlab/application";
 import { ToolbarButton } from "@jupyterlab/apputils";
 import { PathExt, URLExt } from "@jupyterlab/coreutils";
 import { ABCWidgetFactory, DocumentWidget, type DocumentRegistry } from "@jupyterlab/docregistry";
 import { ServerConnection } from "@jupyterlab/services";
 import { Widget } from "@lumino/widgets";
+
+import { ownTabPlugin } from "./ownTab";
 
 const FILE_TYPE = "graphlab-graph";
 const SUFFIX = ".graph.json";
@@ -167,4 +170,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   },
 };
 
-export default plugin;
+export default [plugin, ownTabPlugin];

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from labserver import ARTIFACTS, ROOT, Lab, chromium, running_lab
@@ -41,3 +42,14 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def page(browser_context: Any) -> Iterator[Any]:
+    """A new page of the module's browser; the test fails if the page raised an uncaught error."""
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    page.close()
+    assert errors == [], "uncaught errors in the page"

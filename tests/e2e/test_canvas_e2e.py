@@ -10,7 +10,7 @@ import re
 
 import pytest
 from nbpage import Notebook
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, expect
 from test_widget_e2e import python_value
 
 pytestmark = pytest.mark.e2e
@@ -25,23 +25,14 @@ ed = gl.editor(mpm88_graph(m, substeps=8))
 ed
 """
 
-#: Per node of the drawing: its id, its shape's screen box, and each text line's screen box.
+#: Per node of the drawing: its id, its shape's screen box, and each text line's screen box and whether
+#: the widget squeezed it (``textLength``: the fallback for a browser without the layout's font).
 _NODES = """(svg) => [...svg.querySelectorAll('g.node')].map(g => {
   const shape = g.querySelector(':is(polygon, path, ellipse):not(.gl-badge *, .gl-dbg)');
   const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
   return {id: g.id, shape: box(shape),
-          texts: [...g.querySelectorAll('text:not(.gl-badge *, .gl-dbg)')].map(t => ({text: t.textContent, box: box(t)}))};
+          texts: [...g.querySelectorAll('text:not(.gl-badge *, .gl-dbg)')].map(t => ({text: t.textContent, box: box(t), squeezed: t.hasAttribute('textLength')}))};
 })"""
-
-
-@pytest.fixture
-def page(browser_context) -> Page:
-    page = browser_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    page.close()
-    assert errors == [], "uncaught errors in the page"
 
 
 def drawing_box(w: Locator) -> dict[str, float]:
@@ -67,6 +58,10 @@ def check_readable_and_in_order(w: Locator) -> list[dict]:
             assert x0 <= tx0 and tx1 <= x1 and y0 <= ty0 and ty1 <= y1, (
                 f"{node['id']}: label {text['text']!r} {text['box']} spills out of its shape {node['shape']}"
             )
+            # Graphviz measured the label in the font the browser draws (DejaVu Sans, on Debian): it
+            # fits as laid out, with room to spare, and nothing had to be squeezed
+            assert not text["squeezed"], f"{node['id']}: label {text['text']!r} had to be squeezed to fit"
+            assert tx0 - x0 >= 3 and x1 - tx1 >= 3, f"{node['id']}: {text['text']!r} leaves no margin in its shape"
     numbered = {}
     for node in nodes:
         match = re.match(r"(\d+)\. ", node["texts"][0]["text"]) if node["texts"] else None

@@ -9,11 +9,12 @@ stands before it, and the Inspect tab shows both sides and the difference.
 from __future__ import annotations
 
 import re
+import time
 
 import nbformat
 import pytest
 from nbpage import Notebook
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 from test_widget_e2e import python_value
 
 pytestmark = pytest.mark.e2e
@@ -53,16 +54,6 @@ ed""",
 ]
 
 
-@pytest.fixture
-def page(browser_context) -> Page:
-    page = browser_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    page.close()
-    assert errors == [], "uncaught errors in the page"
-
-
 def test_compare_with_vulkan_marks_the_diverging_node(lab, page, artifacts):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -82,6 +73,26 @@ def test_compare_with_vulkan_marks_the_diverging_node(lab, page, artifacts):
     expect(w.locator(".gl-timeline-label")).to_have_text(re.compile(r"step 0/6"))
     against = w.locator("[aria-label='compare against']")
     expect(against).to_have_value("vulkan")
+    # a timeout that is not a number of seconds > 0 is refused next to the field; nothing is sent
+    timeout = w.locator("[aria-label='timeout']")
+    timeout.fill("0")
+    expect(w.locator(".gl-compare-timeout-error")).to_contain_text("greater than 0")
+    timeout.fill("soon")
+    expect(w.locator(".gl-compare-timeout-error")).to_contain_text('"soon" is not a number')
+    w.locator(".gl-compare-go").click()
+    expect(w.locator(".gl-compare")).to_have_attribute("data-state", "idle")
+    timeout.fill("300")
+    expect(w.locator(".gl-compare-timeout-error")).to_have_text("")
+    # picking the arch starts its process before Compare is clicked; the comparison then uses it
+    against.fill("")
+    against.fill("vulkan")
+    pid = None
+    for _ in range(20):
+        pid = python_value(book, "ed.session.compare_pid('vulkan')")
+        if pid is not None:
+            break
+        time.sleep(0.5)
+    assert isinstance(pid, int), "picking vulkan started its process"
     w.locator(".gl-compare-go").click()
     expect(w.locator(".gl-compare")).to_have_attribute("data-state", "running")  # the progress shows
     expect(w.locator(".gl-compare")).to_have_attribute("data-state", re.compile("done|failed"), timeout=180_000)
@@ -95,6 +106,7 @@ def test_compare_with_vulkan_marks_the_diverging_node(lab, page, artifacts):
     expect(w.locator("g.node.gl-current[id='rounds/wobble']")).to_have_count(1)
     expect(w.locator(".gl-timeline-label")).to_have_text(re.compile(r"step 1/6 . next rounds\[0\]/wobble"))
     assert python_value(book, "ed.session.position.step_id") == "rounds[0]/wobble"
+    assert python_value(book, "ed.session.compare_pid('vulkan')") == pid  # the prepared process ran it
 
     # the Inspect tab shows both sides where they first differ, and the difference drawn
     w.locator(".gl-tab[data-tab=inspect]").click()

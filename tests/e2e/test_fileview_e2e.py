@@ -24,16 +24,6 @@ from graphlab.nodes import Dispatch
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def page(browser_context) -> Page:
-    page = browser_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    page.close()
-    assert errors == [], "uncaught errors in the page"
-
-
 def open_lab(lab, page: Page) -> None:
     page.goto(f"{lab.url}/lab?token={lab.token}&reset")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=120_000)

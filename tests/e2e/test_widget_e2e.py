@@ -12,19 +12,9 @@ import re
 
 import pytest
 from nbpage import Notebook
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def page(browser_context) -> Page:
-    page = browser_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    page.close()
-    assert errors == [], "uncaught errors in the page"
 
 
 def python_value(nb: Notebook, expression: str) -> object:

@@ -1,0 +1,203 @@
+"""The canvas's tools in a real JupyterLab and Chromium: the overview of a graph too tall for the
+readable zoom (a click on it pans the view), the pending box of a kernel being added (drawn at
+once, gone only when the drawing with the new node is shown), and the form asking a new sequence's
+name when nodes are grouped. Screenshots go to test-artifacts/e2e/.
+"""
+
+from __future__ import annotations
+
+import pytest
+from nbpage import Notebook
+from playwright.sync_api import Locator, Page, expect
+from test_widget_e2e import python_value
+
+pytestmark = pytest.mark.e2e
+
+KERNELS = """\
+import taichi as ti
+import graphlab as gl
+ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
+
+@ti.kernel
+def step(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in x:
+        x[i] += 1.0
+"""
+
+#: 24 dispatches one under the other: about 1,900 px tall at the readable zoom, in an 800 px window.
+TALL_EDITOR = (
+    KERNELS
+    + """
+tall = gl.Graph("tall")
+x = tall.ndarray("x", ti.f32, ndim=1, shape="n", role="state")
+for k in range(24):
+    tall.dispatch(step, x, name=f"s{k}")
+ed = gl.editor(tall, kernels={"step": step})
+ed
+"""
+)
+
+SMALL_EDITOR = (
+    KERNELS
+    + """
+small = gl.Graph("small")
+y = small.ndarray("y", ti.f32, ndim=1, shape="n", role="state")
+for k in "abc":
+    small.dispatch(step, y, name=k)
+ed2 = gl.editor(small, kernels={"step": step})
+ed2
+"""
+)
+
+
+def open_editor(page: Page, artifacts, lab, code: str, last_node: str) -> tuple[Notebook, Locator]:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    nb = Notebook(page, artifacts)
+    nb.open(lab.notebook_url("quickstart.ipynb"))
+    nb.run_code(code)
+    w = nb.widget()
+    expect(w.locator(f"svg.gl-svg g.node[id='{last_node}']")).to_have_count(1)
+    w.scroll_into_view_if_needed()
+    return nb, w
+
+
+def box(locator: Locator) -> dict[str, float]:
+    b = locator.bounding_box()
+    assert b is not None
+    return b
+
+
+def test_a_graph_too_tall_to_read_whole_shows_an_overview_that_pans(lab, page, artifacts):
+    nb, w = open_editor(page, artifacts, lab, TALL_EDITOR, "s23")
+    overview = w.locator(".gl-minimap")
+    expect(overview).to_be_visible()
+    canvas = box(w.locator(".gl-canvas"))
+    last = w.locator("svg.gl-svg g.node[id='s23']")
+    assert box(last)["y"] > canvas["y"] + canvas["height"], "the last dispatch should start out of view"
+    frame = w.locator(".gl-minimap-view")
+    top_before = float(frame.get_attribute("y"))
+    nb.shot("canvas-tools-01-overview", w)
+
+    # a click near the overview's bottom brings the end of the graph into view
+    o = box(overview)
+    overview.click(position={"x": o["width"] / 2, "y": o["height"] - 4})
+    page.wait_for_function("el => el.getBoundingClientRect().bottom <= el.closest('.gl-canvas').getBoundingClientRect().bottom",
+                           arg=last.element_handle(), timeout=10_000)  # fmt: skip
+    assert float(frame.get_attribute("y")) > top_before
+    nb.shot("canvas-tools-02-overview-clicked", w)
+
+    # dragging on it moves the view back up, still at the readable zoom
+    page.mouse.move(o["x"] + o["width"] / 2, o["y"] + o["height"] - 4)
+    page.mouse.down()
+    page.mouse.move(o["x"] + o["width"] / 2, o["y"] + 4, steps=5)
+    page.mouse.up()
+    first = w.locator("svg.gl-svg g.node[id='s0']")
+    assert box(first)["y"] >= canvas["y"] - 1
+    assert float(frame.get_attribute("y")) < top_before + 1
+    assert box(first)["height"] >= 0.82 * 30, "the overview must pan, not zoom out"
+
+
+#: Click a palette kernel and report what is on screen in the same task (before any reply can
+#: come); a MutationObserver records, when the pending box goes, whether the new node was drawn.
+_ADD_AND_WATCH = """w => {
+  const log = window.__glPending = {gone: false};
+  const observer = new MutationObserver(() => {
+    const pending = w.querySelector('.gl-pending-node');
+    if (pending && !pending.hidden) return;
+    log.gone = true;
+    log.newNodeDrawn = w.querySelector("svg.gl-svg g.node[id='step']") !== null;
+    observer.disconnect();
+  });
+  observer.observe(w, {subtree: true, childList: true, attributes: true, attributeFilter: ['hidden']});
+  w.querySelector(".gl-kernel-item[data-ref$=':step'], .gl-kernel-item[data-ref$='.step']").click();
+  const pending = w.querySelector('.gl-pending-node');
+  const r = (el) => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  return {shown: !pending.hidden, text: pending.textContent, box: r(pending),
+          after: r(w.querySelector("svg.gl-svg g.node[id='b']")),
+          newNodeDrawn: w.querySelector("svg.gl-svg g.node[id='step']") !== null};
+}"""
+
+
+def test_adding_a_kernel_draws_a_pending_node_until_the_new_one_lands(lab, page, artifacts):
+    nb, w = open_editor(page, artifacts, lab, SMALL_EDITOR, "c")
+    expect(w.locator(".gl-minimap")).to_be_hidden()  # the small graph fits: no overview
+    if w.locator("[data-layout=palette]").get_attribute("aria-pressed") == "true":
+        w.locator("[data-layout=palette]").click()
+    w.locator("svg.gl-svg g.node[id='b']").click()
+    expect(w.locator(".gl-node-editor [data-node='b']")).to_be_visible()
+    during = w.evaluate(_ADD_AND_WATCH)
+    assert during["shown"] and during["text"] == "Adding step\u2026", during
+    assert not during["newNodeDrawn"], during
+    x0, y0, x1, _ = during["box"]
+    bx0, _, bx1, by1 = during["after"]
+    assert y0 >= by1, f"the pending node {during['box']} should sit below b {during['after']}"
+    assert x0 < (bx0 + bx1) / 2 < x1, "the pending node should be centred under b"
+    page.wait_for_function("() => window.__glPending.gone", timeout=30_000)
+    assert page.evaluate("() => window.__glPending.newNodeDrawn"), "the pending node went before the new node was drawn"
+    expect(w.locator("svg.gl-svg g.node[id='step']")).to_have_count(1)
+    expect(w.locator(".gl-pending-node")).to_be_hidden()
+    assert python_value(nb, "[n.name for n in small.body]") == ["a", "b", "step", "c"]
+
+    # a refused add drops its pending box and says why: delete the selected last node and, before
+    # the reply, add after it (the add's position no longer exists when Python gets it)
+    w.locator("svg.gl-svg g.node[id='c']").click()
+    expect(w.locator(".gl-node-editor [data-node='c']")).to_be_visible()
+    shown = w.evaluate("""w => {
+      [...w.querySelectorAll('.gl-node-editor button')].find(b => b.textContent === 'Delete').click();
+      w.querySelector(".gl-kernel-item[data-ref$=':step']").click();
+      return !w.querySelector('.gl-pending-node').hidden;
+    }""")  # fmt: skip
+    assert shown
+    expect(w.locator(".gl-banner-text")).to_contain_text("index 4 is out of range")
+    expect(w.locator(".gl-pending-node")).to_be_hidden()
+    expect(w.locator(".gl-pending")).to_be_hidden()
+    expect(w.locator("svg.gl-svg g.node[id='c']")).to_have_count(0)
+    assert python_value(nb, "[n.name for n in small.body]") == ["a", "b", "step"]
+
+
+def test_grouping_asks_for_the_sequence_name(lab, page, artifacts):
+    nb, w = open_editor(page, artifacts, lab, SMALL_EDITOR, "c")
+    if w.locator("[data-layout=side]").get_attribute("aria-pressed") == "true":
+        w.locator("[data-layout=side]").click()
+    w.locator("svg.gl-svg g.node[id='a']").click()
+    w.locator("svg.gl-svg g.node[id='b']").click(modifiers=["Shift"])
+    w.locator(".gl-side button", has_text="Group into a sequence").click()
+    form = w.locator(".gl-group-form")
+    name = form.locator("[aria-label='sequence name']")
+    expect(form).to_be_visible()
+    expect(name).to_have_value("group")
+    expect(name).to_be_focused()
+
+    # a bad name is refused as it is typed, in the model's words; Enter does nothing
+    name.fill("2nd pass")
+    expect(form.locator(".gl-group-error")).to_contain_text("is not a valid identifier (it starts with a digit)")
+    expect(form.locator("button[type=submit]")).to_be_disabled()
+    name.press("Enter")
+    expect(w.locator("svg.gl-svg g.cluster")).to_have_count(0)
+    nb.shot("canvas-tools-03-group-name-refused", w)
+
+    # Escape cancels, keeping the selection
+    name.press("Escape")
+    expect(form).to_be_hidden()
+    expect(w.locator(".gl-side button", has_text="Group into a sequence")).to_be_visible()
+
+    # what Python refuses (here the nodes changed meanwhile) is said in the form, in Python's words
+    w.locator(".gl-side button", has_text="Group into a sequence").click()
+    name.fill("warmup")
+    nb.run_code("small.remove('b')")
+    name.press("Enter")
+    expect(form.locator(".gl-group-error")).to_contain_text("node 'b' no longer exists")
+    expect(form).to_be_visible()
+    name.press("Escape")
+
+    w.locator("svg.gl-svg g.node[id='a']").click()
+    w.locator("svg.gl-svg g.node[id='c']").click(modifiers=["Shift"])
+    w.locator(".gl-side button", has_text="Group into a sequence").click()
+    name.fill("warmup")
+    name.press("Enter")
+    cluster = w.locator("svg.gl-svg g.cluster[id='warmup']")
+    expect(cluster).to_have_count(1)
+    expect(cluster.locator("text").first).to_contain_text("warmup")
+    expect(form).to_be_hidden()
+    nb.shot("canvas-tools-04-grouped", w)
+    assert python_value(nb, "[n.name for n in small.body]") == ["warmup"]
