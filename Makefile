@@ -62,10 +62,10 @@ lint: python frontend
 # another parameter list ("argument not found"): every test run starts from its own empty cache.
 TEST_TICACHE := build/ticache-test
 
-# The suite runs as a few pytest processes, one after another (every file still runs, in order):
-# Taichi 1.7.4 keeps state across every ti.init of a process (kernel instances, their type keys),
-# and late in one long process its own kernels (ndarray to_numpy) failed to launch with
-# "argument not found". A failing group does not stop the others; any failure fails the target.
+# The suite runs as a few pytest processes, one after another (every file still runs, in order), so
+# one test's Taichi state cannot reach a test far later: late in one long process Taichi's own kernels
+# failed with "argument not found" (likely an ndarray of an old runtime deleted by a new one, which
+# graphlab.bridge.runtime now prevents). A failing group does not stop the others.
 TEST_FILES := $(sort $(wildcard tests/test_*.py))
 TEST_GROUPS := "tests/e2e graphlab" "$(filter tests/test_a% tests/test_b% tests/test_c%,$(TEST_FILES))" \
   "$(filter tests/test_d%,$(TEST_FILES))" "$(filter-out tests/test_a% tests/test_b% tests/test_c% tests/test_d%,$(TEST_FILES))"

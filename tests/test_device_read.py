@@ -91,3 +91,31 @@ def test_cuda_without_its_driver_package_falls_back_and_says_why(monkeypatch, ar
     monkeypatch.setattr(device_read, "_arch", lambda: "cuda")
     assert read_path() == "accessor"
     assert device_read.cuda_unavailable() is not None
+
+
+def test_an_ndarray_of_a_replaced_runtime_is_not_deleted_by_the_new_one(arch):
+    """Taichi's ScalarNdarray.__del__ asks the live program to delete the ndarray; graphlab skips that
+    for one made in an earlier runtime (its memory went with that program)."""
+    old = ti.ndarray(ti.f32, shape=4)
+    ti.init(arch=getattr(ti, arch), log_level=ti.WARN)
+    live = ti.ndarray(ti.f32, shape=4)
+    deleted = []
+    runtime = ti.lang.impl.get_runtime()
+    program = runtime.prog
+
+    class Recording:
+        def __getattr__(self, name):
+            return getattr(program, name)
+
+        def delete_ndarray(self, arr):
+            deleted.append(arr)
+            program.delete_ndarray(arr)
+
+    runtime.prog = Recording()
+    try:
+        old.__del__()
+        assert deleted == [], "the new program was asked to delete an ndarray of the old one"
+        live.__del__()
+        assert len(deleted) == 1  # its own ndarrays are still deleted by it
+    finally:
+        runtime.prog = program

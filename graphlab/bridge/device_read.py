@@ -130,36 +130,37 @@ def _accessor(arr: Any) -> int:
     return int(arr[(0,) * len(arr.shape)] if arr.shape else arr[None])
 
 
-def _make_reader(arr: Any, path: ReadPath) -> Callable[[], int]:
+def _make_reader(arr: Any, path: ReadPath) -> Callable[[Any], int]:
     if path == "host-pointer":
         cell = (ctypes.c_int32 if str(arr.dtype) == "i32" else ctypes.c_uint32).from_address(_data_ptr(arr))
-        return lambda: int(cell.value)
+        return lambda _arr: int(cell.value)
     if path == "cuda-driver":
         cuda, ptr = _cuda(), _data_ptr(arr)
         assert cuda is not None  # read_path() said so
         signed = str(arr.dtype) == "i32"
 
-        def read() -> int:
+        def read(_arr: Any) -> int:
             cuda.copy(ptr, 4)
             value = cuda.cell.value
             return value if signed else value & 0xFFFFFFFF
 
         return read
-    return lambda: _accessor(arr)
+    return _accessor
 
 
 def read_flag(arr: Any) -> int:
     """The value of a one-element i32/u32 ndarray, after everything queued before has run.
 
     The reader is made once per ndarray and runtime (it holds the address), so a decision costs the
-    copy and little else."""
+    copy and little else. It is called with the ndarray rather than holding it: a reader kept on the
+    ndarray that held it would make a cycle, freed by the garbage collector at some later ti.init."""
     held = arr.__dict__.get(_CELL)
     runtime = impl.get_runtime()
     if held is None or held[0]() is not runtime or held[1] != _ENABLED[0]:
         path = read_path() if str(arr.dtype) in ("i32", "u32") else "accessor"
         held = (weakref.ref(runtime), _ENABLED[0], _make_reader(arr, path))
         arr.__dict__[_CELL] = held
-    return held[2]()
+    return held[2](arr)
 
 
 def read_array(arr: Any) -> np.ndarray:
@@ -171,25 +172,25 @@ def read_array(arr: Any) -> np.ndarray:
     if held is None or held[0]() is not runtime or held[1] != _ENABLED[0]:
         held = (weakref.ref(runtime), _ENABLED[0], _array_reader(arr))
         arr.__dict__[_ARRAY] = held
-    return held[2]()
+    return held[2](arr)
 
 
-def _array_reader(arr: Any) -> Callable[[], np.ndarray]:
+def _array_reader(arr: Any) -> Callable[[Any], np.ndarray]:
     path = read_path()
     dtype = np.dtype(to_numpy_dtype(arr.dtype))
     shape = tuple(arr.shape) + tuple(arr.element_shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if path == "accessor" or nbytes > _PINNED_BYTES or nbytes == 0:
-        return lambda: np.asarray(arr.to_numpy())
+        return lambda a: np.asarray(a.to_numpy())
     ptr = _data_ptr(arr)
     cuda = _cuda() if path == "cuda-driver" else None
     address = ptr if cuda is None else cuda.host
     view = np.frombuffer(memoryview((ctypes.c_char * nbytes).from_address(address)), dtype=dtype).reshape(shape)
     if cuda is None:
-        return view.copy
+        return lambda _arr: view.copy()
     copy = cuda.copy
 
-    def read() -> np.ndarray:
+    def read(_arr: Any) -> np.ndarray:
         copy(ptr, nbytes)
         return view.copy()
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import taichi as ti
 from taichi.lang import _wrap_inspect, impl
-from taichi.lang._ndarray import Ndarray
+from taichi.lang._ndarray import Ndarray, ScalarNdarray
 from taichi.lang._texture import Texture
 
 from graphlab.bridge import device_read
@@ -158,8 +158,29 @@ def _record_birth(cls: type) -> None:
     cls.__init__ = init_noting_runtime  # type: ignore[misc]
 
 
+def _delete_only_in_own_runtime(cls: type) -> None:
+    """Taichi's ``ScalarNdarray.__del__`` asks the *live* program to delete the ndarray; one made in
+    a runtime that ti.reset()/ti.init() replaced, collected later (a reference cycle, a cache), then
+    hands the new program a pointer it may have reused for a live ndarray of its own. Its memory
+    went with its own program: skip the call."""
+    original = cls.__dict__.get("__del__")
+    if original is None or getattr(original, "_graphlab_own_runtime", False):
+        return
+
+    @functools.wraps(original)
+    def delete_in_own_runtime(self: Any) -> None:
+        born = self.__dict__.get(_BORN)
+        if born is not None and born() is not impl.get_runtime():
+            return
+        original(self)
+
+    delete_in_own_runtime._graphlab_own_runtime = True  # type: ignore[attr-defined]
+    cls.__del__ = delete_in_own_runtime  # type: ignore[attr-defined]
+
+
 _record_birth(Ndarray)
 _record_birth(Texture)
+_delete_only_in_own_runtime(ScalarNdarray)
 _LIVE_AT_IMPORT: Any = weakref.ref(impl.get_runtime()) if impl.get_runtime().prog is not None else None
 
 
