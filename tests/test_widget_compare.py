@@ -7,12 +7,12 @@ running the planted cross-arch differences of ``tests/compare_kernels.py``.
 from __future__ import annotations
 
 import base64
-import os
 
 import numpy as np
 import pytest
 import taichi as ti
 from compare_kernels import planted_graph
+from test_compare_warm import running
 from test_widget_panels import debug, declared_fields, send, started
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
@@ -121,16 +121,6 @@ def test_a_malformed_compare_message_gets_an_error_reply_and_changes_nothing(ed,
     reply = debug(ed, "compare", request=9, **fields)
     assert reply["ok"] is False and reason in reply["error"], reply["error"]
     assert (dict(ed.debugger), dict(ed.inspect), ed.session.position) == before
-
-
-def running(pid):
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_picking_an_arch_starts_its_process_and_compare_then_uses_it(ed):
