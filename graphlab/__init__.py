@@ -23,6 +23,7 @@ from graphlab.errors import (
     GraphlabError,
     GraphRunError,
     KernelError,
+    ReplayError,
     StaleGraphError,
     ToolMissingError,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "KernelRegistry",
     "Loop",
     "Param",
+    "ReplayError",
     "SequenceBuilder",
     "SequenceUse",
     "StaleGraphError",

@@ -7,7 +7,8 @@ GraphBuilder, a sequence becomes one Sequential appended ``repeat`` times (a seq
 another is unrolled into its parent's Sequential, since Taichi's Sequential only dispatches). So
 running costs what the hand-built graph costs; the only extra work per run is the value check.
 A ``while_`` loop with ``check_every=k`` whose body is one segment also gets that segment k times
-over in one ti.graph, so the k iterations between two flag reads are one launch, not k.
+over in one ti.graph, so the k iterations between two flag reads are one launch, not k; a guarded
+one also gets the copy graphs that save and restore what its body writes (:mod:`graphlab.rollback`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from graphlab.errors import GraphError, GraphRunError, StaleGraphError
 from graphlab.memory import TempAllocator
 from graphlab.nodes import Dispatch, Node, SequenceUse
 from graphlab.plan import ControlEvent, Iterate, Plan, Segment, build_plan, run_plan
+from graphlab.rollback import GuardedLoops
 from graphlab.runvalues import ValueChecker
 from graphlab.shape_facts import graph_shape_relations
 
@@ -48,6 +50,7 @@ class CompiledGraph:
         token: bridge.RuntimeToken,
         written: set[str],
         batches: dict[tuple[int, int], Any] | None = None,
+        guarded: GuardedLoops | None = None,
     ) -> None:
         self.name = graph.name
         self.arch = token.arch
@@ -55,6 +58,7 @@ class CompiledGraph:
         self.plan = plan
         self._ti_graphs = ti_graphs  # by segment id
         self._batches = batches or {}  # by (segment id, times): the segment that many times in one graph
+        self._guarded = guarded  # the save/restore graphs of guarded loops, if any
         self._last_events: list[ControlEvent] = []
         self._last_segments: list[int] = []
         self._token = token
@@ -131,7 +135,8 @@ class CompiledGraph:
             return int(values[name])
 
         self._last_segments = visited
-        self._last_events = run_plan(self.plan, launch, read_flag, read_count, launch_batch)
+        rollback = self._guarded.bind(values) if self._guarded else None
+        self._last_events = run_plan(self.plan, launch, read_flag, read_count, launch_batch, rollback)
         return self._last_events
 
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
@@ -162,7 +167,7 @@ def compile_graph(graph: Graph) -> CompiledGraph:
     }
     facts = dataflow_facts(graph)
     written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & AccessFlag.WRITE}
-    return CompiledGraph(graph, plan, ti_graphs, token, written, batches)
+    return CompiledGraph(graph, plan, ti_graphs, token, written, batches, GuardedLoops(graph, plan))
 
 
 #: A batched loop body holds at most this many dispatches (compiling it costs time per dispatch).

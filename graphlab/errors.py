@@ -53,6 +53,10 @@ class GraphRunError(GraphlabError, ValueError):
         self.arg = arg
 
 
+class ReplayError(GraphlabError, RuntimeError):
+    """A guarded loop's replay did not clear its flag as the first run did: the body is not safe to repeat."""
+
+
 class StaleGraphError(GraphlabError, RuntimeError):
     """A compiled graph outlived the Taichi runtime it was compiled for (``ti.reset``/``ti.init``)."""
 

@@ -227,6 +227,7 @@ class Graph(GraphArgs, GraphConveniences):
         count: Arg | str | None = None,
         max_iter: int | None = None,
         check_every: int = 1,
+        guarded: bool = False,
         name: str = "loop",
         into: Into = None,
     ) -> str:
@@ -237,6 +238,14 @@ class Graph(GraphArgs, GraphConveniences):
         iterations k, 2k, ... and after iteration ``max_iter``: each read is a host round trip, so
         this saves k-1 of every k, but the body may run up to k-1 iterations after the flag cleared
         (it must be safe to repeat). The iterations reported are those that ran.
+
+        ``guarded=True`` (with ``check_every`` > 1) is the guarded form, for a body you mark safe to
+        repeat: before each group of k iterations the buffers the body writes are copied aside on the
+        device, and when a read finds the flag 0 they are put back and the group replayed one
+        iteration and one read at a time. The loop then stops, and leaves its buffers, exactly where
+        ``check_every=1`` would, at the cost of that copy per group. "Safe to repeat" means replaying
+        from the saved buffers gives the same flags: no ``ti.random``, no state outside the graph's
+        args, and a flag that stays 0 once cleared (one that flips back is only seen at reads).
         """
         if (while_ is None) == (count is None):
             raise GraphError("loop(): give exactly one of while_=flag or count=n_arg")
@@ -250,6 +259,11 @@ class Graph(GraphArgs, GraphConveniences):
             problem = repeat_problem(check_every)
             if problem is not None:
                 raise GraphError(f"loop(): check_every: {problem.replace('repeat', 'check_every', 1)}")
+        if guarded is not False and (guarded is not True or check_every == 1):
+            raise GraphError(
+                f"loop(): guarded={guarded!r}: give guarded=True together with check_every=k > 1 "
+                "(a loop that reads its flag every iteration is already exact)"
+            )
         node = Loop(
             "",
             self._sequence_name(body),
@@ -257,6 +271,7 @@ class Graph(GraphArgs, GraphConveniences):
             None if count is None else self._arg_name(count),
             max_iter,
             check_every,
+            guarded,
         )
         return self._place_structure(node, name, into)
 

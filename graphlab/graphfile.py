@@ -105,7 +105,11 @@ def _node_dict(node: Any) -> dict[str, Any]:
             "count": node.count,
             "max_iter": node.max_iter,
         }
-        return saved if node.check_every == 1 else {**saved, "check_every": node.check_every}
+        if node.check_every != 1:
+            saved["check_every"] = node.check_every
+        if node.guarded:
+            saved["guarded"] = True
+        return saved
     return {"type": "sequence", "name": node.name, "sequence": node.sequence, "repeat": node.repeat}
 
 
@@ -293,6 +297,7 @@ class _Reader:
         count = self.field(item, "count", path, str, optional=True)
         max_iter = self.repeat(item, "max_iter", path, optional=True)
         check_every = self.repeat(item, "check_every", path, optional=True) or 1
+        guarded = self.field(item, "guarded", path, bool, optional=True) or False
         self.guard(
             path,
             lambda: graph.loop(
@@ -301,6 +306,7 @@ class _Reader:
                 count=count,
                 max_iter=max_iter,
                 check_every=check_every,
+                guarded=guarded,
                 name=name,
                 into=into,
             ),

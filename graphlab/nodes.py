@@ -62,7 +62,8 @@ class Loop:
     A ``while_`` loop runs the body, then reads the flag; it stops when the flag is 0 or after
     ``max_iter`` iterations. With ``check_every=k`` the flag is read only after every k-th iteration
     (and after the last one ``max_iter`` allows), so the body may run up to k-1 times past the point
-    where the flag cleared.
+    where the flag cleared; ``guarded`` (the user's mark that the body is safe to repeat) makes it
+    stop where reading every iteration would, by going back and replaying the last k iterations.
     """
 
     name: str
@@ -71,6 +72,7 @@ class Loop:
     count: str | None = None
     max_iter: int | None = None
     check_every: int = 1
+    guarded: bool = False
 
 
 Node = Dispatch | SequenceUse | Cond | Loop

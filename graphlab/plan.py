@@ -18,16 +18,20 @@ reads non-zero, else ``else_`` (or nothing); a ``count`` loop runs its body as m
 count arg holds (none when it is 0 or less); a ``while_`` loop is a do-while: run the body, read the
 flag, stop at 0 or after ``max_iter`` iterations. With ``check_every=k`` the flag is read only after
 iterations k, 2k, ... and after iteration ``max_iter``; between reads the body runs unguarded, so it
-may run up to k-1 iterations after the flag cleared.
+may run up to k-1 iterations after the flag cleared. A ``guarded`` loop ends where ``check_every=1``
+would: :func:`run_plan` saves what the body writes before each group of k iterations (a
+:class:`Rollback` the caller gives) and, on a 0 read, restores it and replays the group one
+iteration and one read at a time; the debugger's :class:`Cursor` simply reads after every iteration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from graphlab import ids
+from graphlab.errors import GraphError, ReplayError
 from graphlab.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children
 
 if TYPE_CHECKING:
@@ -42,6 +46,7 @@ __all__ = [
     "Op",
     "Plan",
     "Repeat",
+    "Rollback",
     "Segment",
     "Visit",
     "build_plan",
@@ -94,7 +99,10 @@ class Branch:
 class Iterate:
     """A loop: ``count`` times (an i32 scalar arg), or do-while ``while_`` is non-zero, at most ``max_iter``.
 
-    ``check_every``: a ``while_`` loop reads its flag after every ``check_every``-th iteration only.
+    ``check_every``: a ``while_`` loop reads its flag after every ``check_every``-th iteration only;
+    ``guarded``: yet it ends where reading every iteration would (see the module docstring);
+    ``saves``: the args such a loop copies aside, as an exported manifest records them (a plan built
+    from a graph leaves them empty: ``run()`` finds them from the access facts, :mod:`graphlab.rollback`).
     """
 
     node_id: str
@@ -103,6 +111,8 @@ class Iterate:
     count: str | None
     max_iter: int | None
     check_every: int = 1
+    guarded: bool = False
+    saves: tuple[str, ...] = ()
 
     @property
     def limit(self) -> int:
@@ -194,7 +204,9 @@ def build_plan(graph: Graph) -> Plan:
                 ops.append(Branch(node_id, node.flag, then, other))
             elif isinstance(node, Loop):
                 body = block(sequences[node.body], f"{node_id}/")
-                ops.append(Iterate(node_id, body, node.while_, node.count, node.max_iter, node.check_every))
+                ops.append(
+                    Iterate(node_id, body, node.while_, node.count, node.max_iter, node.check_every, node.guarded)
+                )
         flush()
         return tuple(ops)
 
@@ -414,7 +426,8 @@ class Cursor:
                 self._replace_top(parent.moved())
                 return
             assert owner.while_ is not None
-            if done % owner.check_every and done < owner.limit:  # unguarded until the next check
+            every = 1 if owner.guarded else owner.check_every  # stepping, a guarded loop reads each time
+            if done % every and done < owner.limit:  # unguarded until the next check
                 self._enter(parent, owner, done, 0)
                 return
             value = int(read_flag(owner.while_))
@@ -433,12 +446,23 @@ class Cursor:
 LaunchBatch = Callable[[Segment, int], bool]
 
 
+class Rollback(Protocol):
+    """Copies what a guarded loop's body writes aside, and back (the caller knows where buffers live).
+
+    Both are queued on the device in order with launches, like a segment."""
+
+    def save(self, loop: Iterate) -> None: ...
+
+    def restore(self, loop: Iterate) -> None: ...
+
+
 def run_plan(
     plan: Plan,
     launch: Callable[[Segment], None],
     read_flag: ReadFlag,
     read_count: ReadFlag,
     launch_batch: LaunchBatch | None = None,
+    rollback: Rollback | None = None,
 ) -> list[ControlEvent]:
     """Run a plan to its end: ``launch`` each segment visit in order; returns the control events.
 
@@ -447,8 +471,9 @@ def run_plan(
     (``tests/test_check_every.py`` and ``tests/test_plan.py`` hold the two to the same events).
     ``launch_batch``: a ``while_`` loop with ``check_every=k`` whose body is one segment runs the
     k unguarded iterations between two flag reads as one launch when it returns True (same
-    iterations, same events; one launch instead of k)."""
-    runner = _PlanRunner(launch, read_flag, read_count, launch_batch)
+    iterations, same events; one launch instead of k). ``rollback`` saves and restores the buffers of
+    a ``guarded`` loop; a plan with one needs it."""
+    runner = _PlanRunner(launch, read_flag, read_count, launch_batch, rollback)
     runner.run(plan.body)
     return runner.events
 
@@ -459,6 +484,7 @@ class _PlanRunner:
     read_flag: ReadFlag
     read_count: ReadFlag
     launch_batch: LaunchBatch | None
+    rollback: Rollback | None = None
     events: list[ControlEvent] = field(default_factory=list)
 
     def run(self, ops: tuple[Op, ...]) -> None:
@@ -485,17 +511,43 @@ class _PlanRunner:
     def run_while(self, op: Iterate) -> None:
         assert op.while_ is not None
         done, limit, every = 0, op.limit, op.check_every
-        only = op.body[0] if len(op.body) == 1 and isinstance(op.body[0], Segment) else None
+        guard = self.rollback if op.guarded else None
+        if op.guarded and guard is None:
+            raise GraphError(f"guarded loop {op.node_id!r} needs a rollback to run (a graphlab bug: please report it)")
         while True:
             group = min(every - done % every, limit - done)  # iterations until the next flag read
-            if group > 1 and only is not None and self.launch_batch is not None and self.launch_batch(only, group):
-                done += group
-            else:
-                self.run(op.body)
-                done += 1
-                if done % every and done < limit:  # unguarded until the next check
-                    continue
+            if guard is not None and group > 1:
+                guard.save(op)
+            self.run_group(op, group)
+            done += group
             value = int(self.read_flag(op.while_))
-            if not value or done >= limit:
-                self.events.append(ControlEvent(op.node_id, "loop", done, limit_reached=bool(value)))
-                break
+            if value and done < limit:
+                continue
+            if guard is not None and group > 1 and not value:
+                done = self.replay(op, guard, done - group, group)
+            self.events.append(ControlEvent(op.node_id, "loop", done, limit_reached=bool(value)))
+            break
+
+    def run_group(self, op: Iterate, group: int) -> None:
+        """``group`` iterations with no read between them: one batch launch when the caller has one."""
+        only = op.body[0] if len(op.body) == 1 and isinstance(op.body[0], Segment) else None
+        if group > 1 and only is not None and self.launch_batch is not None and self.launch_batch(only, group):
+            return
+        for _ in range(group):
+            self.run(op.body)
+
+    def replay(self, op: Iterate, guard: Rollback, start: int, group: int) -> int:
+        """Put back the buffers saved before the last group and run it again reading every iteration:
+        the iterations a loop reading each time would have run."""
+        assert op.while_ is not None
+        guard.restore(op)
+        for step in range(1, group + 1):
+            self.run(op.body)
+            if not int(self.read_flag(op.while_)):
+                return start + step
+        raise ReplayError(
+            f"guarded loop {op.node_id!r}: its flag read 0 after iteration {start + group}, but replaying "
+            f"iterations {start + 1}-{start + group} from the saved buffers never cleared it, so the body is not "
+            "safe to repeat (ti.random, atomics in another order, or state outside the graph's args). "
+            "Drop guarded=True to run it unguarded"
+        )

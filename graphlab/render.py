@@ -311,9 +311,10 @@ def _add_body(
 
 def _structure_title(node: Any) -> str:
     """Cluster label: ``substep ×500``, ``solve: while flag (max 100)`` (``, flag read every 8`` with
-    ``check_every``), ``branch: if flag``."""
+    ``check_every``, ``, guarded`` added when it is), ``branch: if flag``."""
     if isinstance(node, Loop):
         every = f", flag read every {node.check_every}" if node.check_every > 1 else ""
+        every += ", guarded" if node.guarded else ""
         test = f"while {node.while_} ≠ 0 (max {node.max_iter:,}{every})" if node.while_ else f"{node.count} times"
         return f"{node.name}: {test}"
     if isinstance(node, Cond):

@@ -225,3 +225,5 @@ def test_a_loop_that_reads_its_flag_every_k_iterations_says_so(ti_cpu):
     assert "solve: while flag ≠ 0 (max 64, flag read every 8)" in g.render(access="ast").source
     g.loop(body, while_=flag, max_iter=64, name="plain")
     assert "plain: while flag ≠ 0 (max 64)" in g.render(access="ast").source
+    g.loop(body, while_=flag, max_iter=64, check_every=4, guarded=True, name="exact")
+    assert "exact: while flag ≠ 0 (max 64, flag read every 4, guarded)" in g.render(access="ast").source

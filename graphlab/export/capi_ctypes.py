@@ -252,6 +252,26 @@ class Memory:
         if not self.direct:
             self._device_copy(buf, nbytes, to_device=False)
 
+    def copy(self, dst: Buffer, src: Buffer) -> None:
+        """Copy ``src`` into ``dst`` on the device, in order with the launches before it (a guarded
+        loop's save and restore). Vulkan queues a device copy; the LLVM archs, which refuse one, wait
+        for the device and copy through their mappings."""
+        nbytes = min(dst.nbytes, src.nbytes)
+        if not self.direct:
+            to, source = TiMemorySlice(dst.memory, 0, nbytes), TiMemorySlice(src.memory, 0, nbytes)
+            self.api.call("ti_copy_memory_device_to_device", self.runtime, ctypes.byref(to), ctypes.byref(source))
+            return
+        self.api.call("ti_wait", self.runtime)
+        source_ptr = self.api.call("ti_map_memory", self.runtime, src.memory)
+        try:
+            to_ptr = self.api.call("ti_map_memory", self.runtime, dst.memory)
+            try:
+                ctypes.memmove(to_ptr, source_ptr, nbytes)
+            finally:
+                self.api.call("ti_unmap_memory", self.runtime, dst.memory)
+        finally:
+            self.api.call("ti_unmap_memory", self.runtime, src.memory)
+
     def download(self, buf: Buffer, out: np.ndarray) -> None:
         """Read a buffer after ``queue_download`` and ``ti_wait``."""
         self._host_copy(buf.memory if self.direct else buf.staging, out, to_device=False)

@@ -9,7 +9,9 @@ module, and the manifest keeps the plan's tree as JSON::
     {"op": "cond", "node": "branch", "flag": "flag", "then": [...], "else": [...] or null}
     {"op": "loop", "node": "solve", "while": "flag", "count": null, "max_iter": 5000, "body": [...]}
 
-A while loop with ``check_every`` other than 1 also has ``"check_every": k`` (absent means 1).
+A while loop with ``check_every`` other than 1 also has ``"check_every": k`` (absent means 1); a
+guarded one also has ``"guarded": true`` and ``"saves"``, the args its body may write, which a host
+copies aside before each group of k iterations and back before replaying the last one.
 
 A graph without control flow stays one module graph named after it and has no tree (``control``
 absent). Reading a manifest (:mod:`graphlab.export.manifest`) gives the same plan ops back, segments
@@ -20,7 +22,7 @@ runs them with the plan's own cursor and the generated C host's table is made fr
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,33 +37,40 @@ __all__ = [
 ]
 
 
-def plan_to_json(plan: Plan, order: Sequence[str]) -> list[dict[str, Any]] | None:
+def plan_to_json(
+    plan: Plan, order: Sequence[str], saves: Mapping[str, tuple[str, ...]] | None = None
+) -> list[dict[str, Any]] | None:
     """The plan's tree as ``manifest.json`` records it (None without control flow); each segment lists
-    the args it binds, in the order of ``order`` (the module's arg order)."""
+    the args it binds, in the order of ``order`` (the module's arg order); ``saves`` gives each guarded
+    loop's saved args by node id (:func:`graphlab.rollback.guarded_writes`)."""
     if not plan.control:
         return None
-    return _ops_json(plan.body, order)
+    return _ops_json(plan.body, order, saves or {})
 
 
-def _ops_json(ops: Sequence[Op], order: Sequence[str]) -> list[dict[str, Any]]:
-    return [_op_json(op, order) for op in ops]
+def _ops_json(ops: Sequence[Op], order: Sequence[str], saves: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    return [_op_json(op, order, saves) for op in ops]
 
 
-def _op_json(op: Op, order: Sequence[str]) -> dict[str, Any]:
+def _op_json(op: Op, order: Sequence[str], saves: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
     if isinstance(op, Segment):
         used = set(op.args)
         return {"op": "segment", "graph": op.name, "args": [name for name in order if name in used]}
     if isinstance(op, Repeat):
-        return {"op": "repeat", "node": op.node_id, "times": op.times, "body": _ops_json(op.body, order)}
+        return {"op": "repeat", "node": op.node_id, "times": op.times, "body": _ops_json(op.body, order, saves)}
     if isinstance(op, Branch):
-        other = None if op.else_ is None else _ops_json(op.else_, order)
-        return {"op": "cond", "node": op.node_id, "flag": op.flag, "then": _ops_json(op.then, order),
+        other = None if op.else_ is None else _ops_json(op.else_, order, saves)
+        return {"op": "cond", "node": op.node_id, "flag": op.flag, "then": _ops_json(op.then, order, saves),
                 "else": other}  # fmt: skip
     assert isinstance(op, Iterate)
-    loop = {"op": "loop", "node": op.node_id, "while": op.while_, "count": op.count, "max_iter": op.max_iter}
+    loop: dict[str, Any] = {"op": "loop", "node": op.node_id, "while": op.while_, "count": op.count,
+                            "max_iter": op.max_iter}  # fmt: skip
     if op.check_every != 1:  # the flag is read after every check_every-th iteration only
         loop["check_every"] = op.check_every
-    return {**loop, "body": _ops_json(op.body, order)}
+    if op.guarded:  # it ends where reading every iteration would: these are copied aside and back
+        loop["guarded"] = True
+        loop["saves"] = list(saves.get(op.node_id, op.saves))
+    return {**loop, "body": _ops_json(op.body, order, saves)}
 
 
 # --- events of a run -------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import ctypes.util
 import difflib
 import os
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ from graphlab.export.manifest import (
 )
 from graphlab.export.seal import check_files
 from graphlab.names import check_dim_size, shown
-from graphlab.plan import ControlEvent, Segment, run_plan
+from graphlab.plan import ControlEvent, Iterate, Segment, run_plan
 from graphlab.runvalues import Problem, array_problem, dims_problem, number_problem, numpy_dtype
 from graphlab.shape_facts import first_violation
 from graphlab.spec import DTYPE_BYTES, Arg
@@ -355,7 +355,25 @@ class Graph:
         def read_count(name: str) -> int:
             return int(bound.scalars[name])
 
-        return run_plan(plan, launch, read_flag, read_count)
+        rollback = _SavedBuffers(memory, buffers, self.module._saved_copy)
+        return run_plan(plan, launch, read_flag, read_count, rollback=rollback)
+
+
+@dataclass
+class _SavedBuffers:
+    """A guarded loop's save and restore: the buffers its manifest ``saves`` lists, copied on the device."""
+
+    memory: Memory
+    buffers: Mapping[str, Buffer]
+    copy_of: Callable[[str, int], Buffer]
+
+    def save(self, loop: Iterate) -> None:
+        for name in loop.saves:
+            self.memory.copy(self.copy_of(name, self.buffers[name].nbytes), self.buffers[name])
+
+    def restore(self, loop: Iterate) -> None:
+        for name in loop.saves:
+            self.memory.copy(self.buffers[name], self.copy_of(name, self.buffers[name].nbytes))
 
 
 class _Graphs(Mapping[str, Graph]):
@@ -402,6 +420,7 @@ class Module:
         graphs = {spec.name: Graph(self, spec, self._module_graphs(spec)) for spec in manifest.graphs}
         self.graphs: Mapping[str, Graph] = _Graphs(self.path, graphs)
         self._buffers: dict[str, Buffer] = {}
+        self._saved: dict[str, Buffer] = {}  # guarded loops' copies, by arg
         self._slot_of = {name: f"slot {slot}" for slot, names in manifest.slots.items() for name in names}
         self._texture_formats = texture_formats(manifest)
 
@@ -461,6 +480,15 @@ class Module:
         if not self._finalizer.alive:
             raise GraphlabError(f"module {self.path} is closed; load it again with gl.load_module")
         return Memory(self._api, self._runtime, self.arch)
+
+    def _saved_copy(self, name: str, nbytes: int) -> Buffer:
+        """Where a guarded loop keeps ``name``'s saved copy: kept with the module while big enough."""
+        old = self._saved.get(name)
+        if old is None or old.nbytes < nbytes:
+            if old is not None:
+                self._memory().free(old)
+            self._saved[name] = self._memory().buffer(nbytes)
+        return self._saved[name]
 
     def _buffers_for(
         self, graph: GraphSpec, shapes: Mapping[str, tuple[int, ...]], uploaded: Mapping[str, Any]

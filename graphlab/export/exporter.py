@@ -64,6 +64,7 @@ from graphlab.export.seal import file_digests
 from graphlab.export.values import collect_values, exported_args, plan_memory, written_args
 from graphlab.graph import Graph
 from graphlab.graphfile import dumps
+from graphlab.guarded import guarded_writes
 from graphlab.plan import Plan, build_plan
 from graphlab.shape_facts import graph_shape_relations
 from graphlab.spec import Arg
@@ -338,6 +339,8 @@ def export(
             check(g, target=arch)
         check_c_runtime(graphs)
         plans = plan_graphs(graphs)
+        for g in graphs:  # a guarded loop must be able to go back: refused here, before any folder
+            guarded_writes(g, plans[g.name])
         default_dims, samples = collect_values(graphs, dims, values)
         memory = plan_memory(graphs, default_dims, samples)
         report("carry", 0.1)
@@ -460,7 +463,7 @@ def _graph_entry(graph: Graph, samples: Mapping[str, Sample], plan: Plan) -> dic
     relations = graph_shape_relations(graph)
     if relations:
         entry["shape_relations"] = [relation_entry(r) for r in relations]
-    control = plan_to_json(plan, [a.name for a in args])
+    control = plan_to_json(plan, [a.name for a in args], guarded_writes(graph, plan))
     if control is not None:
         entry["control"] = control
     return entry

@@ -338,8 +338,10 @@ def _program_rows(manifest: Manifest, index: dict[str, int]) -> tuple[Rows, Rows
 
 
 OP_HEADER = [
-    "kind", "node", "segment", "flag", "count", "times", "body", "body_len", "other", "other_len", "check_every"
+    "kind", "node", "segment", "flag", "count", "times", "body", "body_len", "other", "other_len", "check_every",
+    "guarded", "saves_len", "saves",
 ]  # fmt: skip
+_NOT_GUARDED = ["0", "0", "{0}"]  # the last three cells of a row that is no guarded loop
 
 
 class _Program:
@@ -363,17 +365,18 @@ class _Program:
     def _row(self, plan: Plan, op: Op) -> list[str]:
         if isinstance(op, Segment):
             return ["OP_SEGMENT", "NULL", str(self.segments[plan.graph, op.id]), "-1", "-1", "0", "0", "0", "-1", "0",
-                    "0"]  # fmt: skip
+                    "0", *_NOT_GUARDED]  # fmt: skip
         if isinstance(op, Repeat):
             return ["OP_REPEAT", "NULL", "-1", "-1", "-1", str(op.times), *map(str, self.flatten(plan, op.body)),
-                    "-1", "0", "0"]  # fmt: skip
+                    "-1", "0", "0", *_NOT_GUARDED]  # fmt: skip
         if isinstance(op, Branch):
             then = self.flatten(plan, op.then)
             other = (-1, 0) if op.else_ is None else self.flatten(plan, op.else_)
             return ["OP_COND", _c_string(op.node_id), "-1", str(self.args[op.flag]), "-1", "0",
-                    *map(str, then), *map(str, other), "0"]  # fmt: skip
+                    *map(str, then), *map(str, other), "0", *_NOT_GUARDED]  # fmt: skip
         assert isinstance(op, Iterate)
         flag = -1 if op.while_ is None else self.args[op.while_]
         count = -1 if op.count is None else self.args[op.count]
+        guarded = [str(int(op.guarded)), str(len(op.saves)), _c_list(self.args[a] for a in op.saves)]
         return ["OP_LOOP", _c_string(op.node_id), "-1", str(flag), str(count), str(op.max_iter or 0),
-                *map(str, self.flatten(plan, op.body)), "-1", "0", str(op.check_every)]  # fmt: skip
+                *map(str, self.flatten(plan, op.body)), "-1", "0", str(op.check_every), *guarded]  # fmt: skip

@@ -284,8 +284,18 @@ class _Reader:
         check_every = self.get(obj, path, "check_every", int, 1)
         if check_every < 1:
             raise self.fail(f"{path}.check_every", f"check_every must be 1 or more, got {check_every!r}")
+        guarded = obj.get("guarded", False)
+        if not isinstance(guarded, bool):
+            raise self.fail(f"{path}.guarded", f"expected true or false, got {guarded!r}")
+        if guarded and (flag is None or check_every == 1):
+            raise self.fail(f"{path}.guarded", "a guarded loop is a while loop with check_every above 1")
+        saves = self.get(obj, path, "saves", list, [])
+        for i, name in enumerate(saves):
+            if not isinstance(name, str) or getattr(args.get(name), "kind", None) != "ndarray":
+                raise self.fail(f"{path}.saves[{i}]", f"{name!r} is not an ndarray arg of this graph")
         body = self.body(obj, path, "body", args, level)
-        return Iterate(self.get(obj, path, "node", str), body, flag, count, max_iter, check_every)
+        node = self.get(obj, path, "node", str)
+        return Iterate(node, body, flag, count, max_iter, check_every, guarded, tuple(saves))
 
     def body(self, obj: Any, path: str, key: str, args: Mapping[str, Arg], level: int) -> tuple[Op, ...]:
         return self.control(self.get(obj, path, key, list), f"{path}.{key}", args, level + 1)

@@ -1,0 +1,50 @@
+"""Which buffers a guarded loop must copy aside to be able to go back (no Taichi import: the CLI's
+export path reads this too).
+
+A ``guarded`` while loop (:mod:`graphlab.plan`) saves what its body may write before each group of
+``check_every`` iterations; Taichi's own access flags per dispatch (:mod:`graphlab.dataflow`) say
+what that is, so a buffer the body only reads costs nothing. ``run()`` copies them with
+:mod:`graphlab.rollback`; an export lists them in the manifest for ``gl.load_module`` and the C host.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from graphlab.access_ast import AccessFlag
+from graphlab.dataflow import dataflow_facts
+from graphlab.errors import GraphError
+from graphlab.plan import Iterate, Plan
+
+if TYPE_CHECKING:
+    from graphlab.graph import Graph
+
+__all__ = ["guarded_writes"]
+
+
+def guarded_writes(graph: Graph, plan: Plan) -> dict[str, tuple[str, ...]]:
+    """Per guarded loop (its node id): the args its body may write, in the graph's arg order.
+
+    A body that writes a texture is refused: a texture's texels cannot be copied aside as a buffer's
+    can, so the loop could not go back."""
+    facts = dataflow_facts(graph)
+    found: dict[str, tuple[str, ...]] = {}
+    for op in plan.ops():
+        if not (isinstance(op, Iterate) and op.guarded):
+            continue
+        inside = f"{op.node_id}/"
+        written = {
+            arg
+            for node_id, accesses in facts.args.items()
+            if node_id.startswith(inside)
+            for arg, flags in accesses.items()
+            if flags & AccessFlag.WRITE
+        }
+        textures = sorted(a for a in written if graph.args[a].kind in ("texture", "rw_texture"))
+        if textures:
+            raise GraphError(
+                f"guarded loop {op.node_id!r} writes texture {textures[0]!r}, which graphlab cannot copy aside "
+                "to go back to; drop guarded=True (the loop then may run up to check_every-1 extra iterations)"
+            )
+        found[op.node_id] = tuple(a for a in graph.args if a in written)
+    return found
