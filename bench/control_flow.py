@@ -7,6 +7,9 @@ i32 (which waits for the device to finish the segment) plus launching the next s
 
 With ``check_every=k`` the flag is read once every k iterations (k=1: every iteration); the loop is
 timed with the fast flag read and, at k=1, with Taichi's accessor (the read before the fast path).
+For each k > 1 the guarded form (``guarded=True``) is timed too: it copies the buffers the body
+writes aside before each group of k and, after the last read, copies them back and replays that
+group reading every iteration, so it stops exactly where k=1 does.
 
     python bench/control_flow.py --arch cpu
     python bench/control_flow.py --arch cuda
@@ -36,21 +39,22 @@ def countdown(counter: ti.types.ndarray(dtype=ti.i32, ndim=1), flag: ti.types.nd
     flag[0] = 1 if counter[0] > 0 else 0
 
 
-def graphs(iterations: int, check_every: tuple[int, ...]) -> tuple[dict[int, gl.Graph], gl.Graph]:
-    """The while-loop once per ``check_every`` value, and the same body unrolled in one static graph."""
+def graphs(iterations: int, check_every: tuple[int, ...]) -> tuple[dict[tuple[int, bool], gl.Graph], gl.Graph]:
+    """The while-loop once per ``check_every`` value (and guarded, for k > 1), and the same body
+    unrolled in one static graph."""
     looped = {}
-    for k in check_every:
-        g = gl.Graph(f"looped_k{k}")
+    for k, guarded in [(k, False) for k in check_every] + [(k, True) for k in check_every if k > 1]:
+        g = gl.Graph(f"looped_k{k}{'_guarded' * guarded}")
         x = g.ndarray("x", ti.f32, ndim=1)
         counter = g.ndarray("counter", ti.i32, ndim=1, shape=(1,))
         flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
         body = g.define("body")
         body.dispatch(work, x)
         body.dispatch(countdown, counter, flag)
-        g.loop(body, while_=flag, max_iter=iterations + 1, check_every=k, name="solve")
-        looped[k] = g
+        g.loop(body, while_=flag, max_iter=iterations + 1, check_every=k, guarded=guarded, name="solve")
+        looped[k, guarded] = g
     static = gl.Graph("static")
-    for arg in looped[check_every[0]].args.values():
+    for arg in looped[check_every[0], False].args.values():
         static.declare(arg)
     with static.sequence("body", repeat=iterations) as s:
         s.dispatch(work, x)
@@ -69,23 +73,25 @@ def main() -> None:
     ti.init(arch=getattr(ti, options.arch), log_level=ti.WARN)
     ks = tuple(options.check_every)
     looped, static = graphs(options.iterations, ks)
-    c_loops, c_static = {k: g.compile() for k, g in looped.items()}, static.compile()
+    c_loops, c_static = {key: g.compile() for key, g in looped.items()}, static.compile()
     x = ti.ndarray(ti.f32, shape=options.elements)
     counter, flag = ti.ndarray(ti.i32, shape=1), ti.ndarray(ti.i32, shape=1)
     values = {"x": x, "counter": counter, "flag": flag}
-    cases = [(k, True) for k in ks] + [(1, False)]  # (check_every, fast flag reads)
-    t_loop: dict[tuple[int, bool], list[float]] = {case: [] for case in cases}
+    # (check_every, fast flag reads, guarded)
+    cases = [(k, True, False) for k in ks] + [(k, True, True) for k in ks if k > 1] + [(1, False, False)]
+    t_loop: dict[tuple[int, bool, bool], list[float]] = {case: [] for case in cases}
     t_static, t_read, t_read_slow = [], [], []
     for _ in range(options.repeats + 1):
-        for k, fast in cases:
+        for k, fast, guarded in cases:
             counter.from_numpy(np.array([options.iterations], np.int32))
             ti.sync()
             with fast_reads(fast):
                 start = time.perf_counter()
-                c_loops[k].run(values)
+                c_loops[k, guarded].run(values)
                 ti.sync()
-                t_loop[k, fast].append(time.perf_counter() - start)
-            assert c_loops[k].last_events[0].value == options.iterations, c_loops[k].last_events
+                t_loop[k, fast, guarded].append(time.perf_counter() - start)
+            events = c_loops[k, guarded].last_events
+            assert events[0].value == options.iterations + (-options.iterations % k) * (not guarded), events
         counter.from_numpy(np.array([options.iterations], np.int32))
         ti.sync()
         start = time.perf_counter()
@@ -103,12 +109,13 @@ def main() -> None:
         f"read path on {options.arch}: {read_path()}; flag read alone on an idle device: "
         f"{statistics.median(t_read) * 1e6:.1f} us fast, {statistics.median(t_read_slow) * 1e6:.1f} us accessor"
     )
-    for (k, fast), times in t_loop.items():
+    for (k, fast, guarded), times in t_loop.items():
         loop_ms = statistics.median(times[1:]) * 1e3
-        decisions = options.iterations // k
+        decisions = -(-options.iterations // k)
         per_decision_us = (loop_ms - static_ms) / decisions * 1e3
+        how = f"{'fast flag read' if fast else 'Taichi accessor'}, check_every={k}{', guarded' if guarded else ''}"
         print(
-            f"control flow on {options.arch} ({'fast flag read' if fast else 'Taichi accessor'}, check_every={k}): "
+            f"control flow on {options.arch} ({how}): "
             f"while-loop of {options.iterations} iterations {loop_ms:.2f} ms, same body unrolled in one ti.graph "
             f"{static_ms:.2f} ms -> {per_decision_us:.1f} us per decision ({decisions} decisions), "
             f"{loop_ms / static_ms:.2f}x"

@@ -21,6 +21,7 @@ from graphlab.errors import GraphError, GraphFileError, ReplayError
 from graphlab.export.errors import ManifestError
 from graphlab.export.manifest import read_manifest
 from graphlab.plan import Iterate, build_plan, run_plan
+from graphlab.widget.view import graph_view
 
 
 def countdown_graph(k: int, max_iter: int = 100, *, guarded: bool = True) -> gl.Graph:
@@ -241,3 +242,13 @@ def test_a_guarded_loop_that_writes_a_texture_is_refused_before_anything_runs(ti
     with pytest.raises(GraphError, match=message):
         gl.export([g], tmp_path / "paint", "vulkan", progress=False)
     assert not (tmp_path / "paint").exists()  # nothing half-written
+
+
+def test_the_widget_view_says_how_a_loop_reads_its_flag(ti_cpu):
+    """The side panel's loop text comes from these two fields (extension/test/loopText.test.ts)."""
+    def loop_fields(g: gl.Graph) -> tuple[int, bool]:
+        [loop] = [n for n in graph_view(g)["nodes"] if n["kind"] == "loop"]
+        return loop["check_every"], loop["guarded"]
+
+    assert loop_fields(countdown_graph(4)) == (4, True)
+    assert loop_fields(countdown_graph(4, guarded=False)) == (4, False)

@@ -107,7 +107,10 @@ export interface SequenceView extends NodeBase {
   children: string[];
 }
 
-/** A loop: its body (a sequence definition) `count` times, or while the flag `while` is non-zero. */
+/**
+ * A loop: its body (a sequence definition) `count` times, or while the flag `while` is non-zero
+ * (read after every `check_every`-th iteration; `guarded`: yet stopping where every read would).
+ */
 export interface LoopView {
   id: string;
   name: string;
@@ -118,6 +121,8 @@ export interface LoopView {
   while: string | null;
   count: string | null;
   max_iter: number | null;
+  check_every: number;
+  guarded: boolean;
   children: string[];
 }
 

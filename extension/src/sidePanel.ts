@@ -21,6 +21,7 @@ import { Listeners, h, replaceChildren } from "./dom";
 import { ExportSection } from "./exportPanel";
 import { InspectSection } from "./inspectPanel";
 import { keysFor } from "./keymap";
+import { loopReads } from "./loopText";
 import type {
   ArgView,
   BranchView,
@@ -278,7 +279,7 @@ class NodeSection implements Section {
               h("code", {}, node.sequence),
               " while ",
               h("code", {}, node.while),
-              ` \u2260 0 (at most ${node.max_iter ?? "?"} times)`,
+              ` \u2260 0 (at most ${node.max_iter ?? "?"} times${loopReads(node)})`,
             ]
           : ["repeats ", h("code", {}, node.sequence), " ", h("code", {}, node.count ?? "?"), " times"]
         : node.kind === "cond"

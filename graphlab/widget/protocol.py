@@ -230,10 +230,13 @@ LoopView = TypedDict(
         "while": str | None,
         "count": str | None,
         "max_iter": int | None,
+        "check_every": int,
+        "guarded": bool,
         "children": list[str],
     },
 )
-"""A loop: its body (a sequence definition) ``count`` times, or while the flag ``while`` is non-zero."""
+"""A loop: its body (a sequence definition) ``count`` times, or while the flag ``while`` is non-zero
+(read after every ``check_every``-th iteration; ``guarded``: yet stopping where every read would)."""
 
 
 class CondView(NodeBase):

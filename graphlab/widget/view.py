@@ -95,7 +95,8 @@ def graph_view(graph: Graph) -> dict[str, Any]:
                 view |= {"kind": "sequence", "sequence": node.sequence, "repeat": node.repeat, "children": inner}
             elif isinstance(node, Loop):
                 view |= {"kind": "loop", "sequence": node.body, "while": node.while_, "count": node.count,
-                         "max_iter": node.max_iter, "children": inner}  # fmt: skip
+                         "max_iter": node.max_iter, "check_every": node.check_every, "guarded": node.guarded,
+                         "children": inner}  # fmt: skip
             elif isinstance(node, Cond):
                 view |= {"kind": "cond", "flag": node.flag, "children": inner}
             add(view, siblings)
