@@ -222,7 +222,9 @@ def test_the_manifest_lists_what_a_guarded_loop_saves(exported, tmp_path):
     for i, (change, message) in enumerate(broken):
         folder = tmp_path / f"broken{i}"
         shutil.copytree(exported.folder, folder)
-        (folder / "manifest.json").write_text(json.dumps(manifest).replace(json.dumps(loop), json.dumps({**loop, **change})))
+        (folder / "manifest.json").write_text(
+            json.dumps(manifest).replace(json.dumps(loop), json.dumps({**loop, **change}))
+        )
         with pytest.raises(ManifestError, match=message):
             read_manifest(folder)
 
@@ -246,6 +248,7 @@ def test_a_guarded_loop_that_writes_a_texture_is_refused_before_anything_runs(ti
 
 def test_the_widget_view_says_how_a_loop_reads_its_flag(ti_cpu):
     """The side panel's loop text comes from these two fields (extension/test/loopText.test.ts)."""
+
     def loop_fields(g: gl.Graph) -> tuple[int, bool]:
         [loop] = [n for n in graph_view(g)["nodes"] if n["kind"] == "loop"]
         return loop["check_every"], loop["guarded"]
