@@ -7,7 +7,9 @@ and run by the C host. Each graph first rewinds the counter, so every frame runs
 C host reports the mean frame time after the first frame. Rounds alternate which program starts
 first; medians are reported. "Per decision" = (loop - unrolled) / decisions. On CUDA the loop at
 check_every=1 also runs with ``GRAPHLAB_FLAG_READ=map`` (Taichi's map/unmap instead of the 4-byte
-driver copy), the host's read before the driver path.
+driver copy), the host's read before the driver path. Each k > 1 also runs guarded
+(``guarded=True``: what the body writes is copied aside before each group of k, and the last group
+is replayed reading every iteration, so the loop runs exactly K iterations).
 
     python bench/host_control_flow.py --arch cpu
     python bench/host_control_flow.py --arch cuda --frames 20
@@ -57,15 +59,15 @@ def declare(g: gl.Graph) -> dict:
     }
 
 
-def looped(iterations: int, k: int) -> gl.Graph:
+def looped(iterations: int, k: int, guarded: bool = False) -> gl.Graph:
     """Rewind the counter, then the while-loop reading the flag every ``k`` iterations."""
-    g = gl.Graph(f"looped_k{k}")
+    g = gl.Graph(f"looped_k{k}{'_guarded' * guarded}")
     a = declare(g)
     g.dispatch(rewind, a["counter"], a["iterations"])
     body = g.define("body")
     body.dispatch(work, a["x"])
     body.dispatch(countdown, a["counter"], a["flag"])
-    g.loop(body, while_=a["flag"], max_iter=iterations + 1, check_every=k, name="solve")
+    g.loop(body, while_=a["flag"], max_iter=iterations + 1, check_every=k, guarded=guarded, name="solve")
     return g
 
 
@@ -98,6 +100,7 @@ def main() -> None:
         "iterations": np.int32(options.iterations),
     }
     programs = {f"k={k}": looped(options.iterations, k) for k in options.check_every}
+    programs |= {f"k={k} guarded": looped(options.iterations, k, True) for k in options.check_every if k > 1}
     programs["unrolled"] = unrolled(options.iterations)
     times: dict[str, list[float]] = {name: [] for name in programs}
     with tempfile.TemporaryDirectory(prefix="graphlab-host-control-") as tmp:
@@ -120,8 +123,10 @@ def main() -> None:
                 out = Path(tmp, f"out-{round_}-{case}")
                 run = run_host(Path(tmp, folder), inputs, out, frames=options.frames, events=folder != "unrolled")
                 loops = {e.event.value for e in run.events}
-                k = int(folder.removeprefix("k=")) if folder != "unrolled" else 1
-                expected = -(-options.iterations // k) * k  # whole groups of k iterations
+                k = int(folder.removeprefix("k=").split()[0]) if folder != "unrolled" else 1
+                expected = min(-(-options.iterations // k) * k, options.iterations + 1)  # whole groups, or max_iter
+                if folder.endswith("guarded"):
+                    expected = options.iterations  # exactly where reading every iteration stops
                 assert folder == "unrolled" or loops == {expected}, f"{case}: loop counts {loops}, not {expected}"
                 times[case].append(run.frame_ms)
         os.environ.pop("GRAPHLAB_FLAG_READ", None)
@@ -131,9 +136,9 @@ def main() -> None:
     for case in times:
         if case == "unrolled":
             continue
-        k = int(case.split(",")[0].removeprefix("k="))
+        k = int(case.split(",")[0].removeprefix("k=").split()[0])
         loop = statistics.median(times[case])
-        decisions = options.iterations // k
+        decisions = -(-options.iterations // k)
         print(
             f"  while-loop, check_every={case.removeprefix('k=')}: {loop:.3f} ms a frame, {loop / base:.2f}x unrolled, "
             f"{(loop - base) / decisions * 1e3:.1f} us per decision ({decisions} decisions)"
