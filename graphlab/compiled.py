@@ -51,6 +51,7 @@ class CompiledGraph:
         written: set[str],
         batches: dict[tuple[int, int], Any] | None = None,
         guarded: GuardedLoops | None = None,
+        saving_batches: dict[tuple[int, int], Any] | None = None,
     ) -> None:
         self.name = graph.name
         self.arch = token.arch
@@ -59,6 +60,7 @@ class CompiledGraph:
         self._ti_graphs = ti_graphs  # by segment id
         self._batches = batches or {}  # by (segment id, times): the segment that many times in one graph
         self._guarded = guarded  # the save/restore graphs of guarded loops, if any
+        self._saving_batches = saving_batches or {}  # a guarded loop's batches, its save in front
         self._last_events: list[ControlEvent] = []
         self._last_segments: list[int] = []
         self._token = token
@@ -115,28 +117,38 @@ class CompiledGraph:
         """Run the plan on prepared values: segments in the cursor's order, flags read on the host."""
 
         visited: list[int] = []
+        guarded = self._guarded.bind(values) if self._guarded else None
 
         def launch(segment: Segment) -> None:
+            if guarded is not None:
+                guarded.flush()
             visited.append(segment.id)
             self._ti_graphs[segment.id].run(values)
 
         def launch_batch(segment: Segment, times: int) -> bool:
-            batch = self._batches.get((segment.id, times))
+            batch, run_with = self._batches.get((segment.id, times)), values
+            saving = self._saving_batches.get((segment.id, times))
+            if guarded is not None and guarded.pending is not None and saving is not None:
+                guarded.take_save()  # this launch copies the buffers aside, then runs the k iterations
+                batch, run_with = saving, guarded.values
+            elif guarded is not None:
+                guarded.flush()
             if batch is None:
                 return False
             visited.extend([segment.id] * times)
-            batch.run(values)
+            batch.run(run_with)
             return True
 
         def read_flag(name: str) -> int:
+            if guarded is not None:
+                guarded.flush()
             return bridge.read_flag(values[name])
 
         def read_count(name: str) -> int:
             return int(values[name])
 
         self._last_segments = visited
-        rollback = self._guarded.bind(values) if self._guarded else None
-        self._last_events = run_plan(self.plan, launch, read_flag, read_count, launch_batch, rollback)
+        self._last_events = run_plan(self.plan, launch, read_flag, read_count, launch_batch, guarded)
         return self._last_events
 
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
@@ -161,13 +173,23 @@ def compile_graph(graph: Graph) -> CompiledGraph:
 
     plan = build_plan(graph)
     ti_graphs = {segment.id: build_ti_graph(graph, segment.nodes, symbols, segment.name) for segment in plan.segments}
+    batched = batched_bodies(graph, plan)
     batches = {
         (segment.id, times): build_ti_graph(graph, segment.nodes * times, symbols, f"{segment.name}_x{times}")
-        for segment, times in batched_bodies(graph, plan)
+        for segment, times in batched
+    }
+    guarded = GuardedLoops(graph, plan)
+    saving = {  # a guarded loop's batch with its save in front: one launch per group of k
+        (segment.id, times): build_ti_graph(
+            graph, segment.nodes * times, symbols, f"{segment.name}_x{times}_saving", guarded.save_dispatches(loop)
+        )
+        for loop, segment in _guarded_bodies(plan)
+        for body, times in batched
+        if body == segment
     }
     facts = dataflow_facts(graph)
     written = {arg for accesses in facts.args.values() for arg, flags in accesses.items() if flags & AccessFlag.WRITE}
-    return CompiledGraph(graph, plan, ti_graphs, token, written, batches, GuardedLoops(graph, plan))
+    return CompiledGraph(graph, plan, ti_graphs, token, written, batches, guarded, saving)
 
 
 #: A batched loop body holds at most this many dispatches (compiling it costs time per dispatch).
@@ -191,6 +213,15 @@ def batched_bodies(graph: Graph, plan: Plan) -> set[tuple[Segment, int]]:
     return found
 
 
+def _guarded_bodies(plan: Plan) -> list[tuple[str, Segment]]:
+    """(loop id, body) of each guarded loop whose body is one segment."""
+    return [
+        (op.node_id, op.body[0])
+        for op in plan.ops()
+        if isinstance(op, Iterate) and op.guarded and len(op.body) == 1 and isinstance(op.body[0], Segment)
+    ]
+
+
 def _dispatch_count(graph: Graph, nodes: Sequence[tuple[str, Node]]) -> int:
     """Dispatches the nodes launch (sequence uses unrolled: repeat times their body)."""
     total = 0
@@ -203,14 +234,23 @@ def _dispatch_count(graph: Graph, nodes: Sequence[tuple[str, Node]]) -> int:
     return total
 
 
-def build_ti_graph(graph: Graph, nodes: Sequence[tuple[str, Node]], symbols: dict[str, Any], name: str) -> Any:
+def build_ti_graph(
+    graph: Graph,
+    nodes: Sequence[tuple[str, Node]],
+    symbols: dict[str, Any],
+    name: str,
+    before: Sequence[tuple[Any, tuple[Any, ...]]] = (),
+) -> Any:
     """Compile one ``ti.graph`` from ``nodes``: dispatches, and sequences as Sequentials appended ``repeat`` times.
 
     ``symbols`` maps arg names to their ``ti.graph.Arg`` (see :func:`graphlab.bridge.runtime.to_graph_arg`);
-    ``name`` names the graph in the error raised when Taichi refuses it. The debugger builds the spans
+    ``name`` names the graph in the error raised when Taichi refuses it; ``before`` are graphlab's own
+    (kernel, graph args) dispatches put first (a guarded loop's save). The debugger builds the spans
     it runs with this too.
     """
     builder = ti.graph.GraphBuilder()
+    for kernel, args in before:
+        builder.dispatch(kernel, *args)
     sequentials: dict[str, Any] = {}
     for node_id, node in nodes:
         if isinstance(node, Dispatch):

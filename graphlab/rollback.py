@@ -24,7 +24,7 @@ from graphlab.plan import Iterate, Plan
 if TYPE_CHECKING:
     from graphlab.graph import Graph
 
-__all__ = ["GuardedLoops", "saved_name"]
+__all__ = ["GuardedLoops", "GuardedRun", "saved_name"]
 
 
 @ti.kernel
@@ -42,16 +42,33 @@ def saved_name(arg: str, taken: Mapping[str, Any]) -> str:
 
 
 @dataclass
-class _Copies:
-    """One run's save/restore launches: the run's arrays plus the kept copies, by graph arg name."""
+class GuardedRun:
+    """One run's save and restore: the run's arrays plus the kept copies, by graph arg name.
+
+    A save is only queued: it joins the next launch when that is a batch compiled with the copies
+    in front (:meth:`take_save`), and runs as its own copy graph before anything else otherwise
+    (:meth:`flush`), so a group of k iterations costs one launch, saved or not."""
 
     owner: "GuardedLoops"
     values: dict[str, Any]
+    pending: str | None = None  # the loop whose save is queued
 
     def save(self, loop: Iterate) -> None:
-        self.owner.saves[loop.node_id].run(self.values)
+        self.flush()
+        self.pending = loop.node_id
+
+    def take_save(self) -> str | None:
+        """The loop whose queued save the caller's next launch performs itself (then no longer queued)."""
+        loop, self.pending = self.pending, None
+        return loop
+
+    def flush(self) -> None:
+        """Launch a queued save on its own: call before any launch that does not perform it."""
+        if self.pending is not None:
+            self.owner.saves[self.take_save() or ""].run(self.values)
 
     def restore(self, loop: Iterate) -> None:
+        self.flush()
         self.owner.restores[loop.node_id].run(self.values)
 
 
@@ -65,16 +82,23 @@ class GuardedLoops:
         self._copies: dict[str, Any] = {}  # arg -> its copy, kept while the run's array has its shape
         self._specs = {a: graph.args[a] for args in self.writes.values() for a in args}
         self._names = {a: saved_name(a, graph.args) for a in self._specs}
+        self._pairs: dict[str, list[tuple[Any, Any]]] = {}  # loop -> (copy, arg) graph symbols
         for loop, args in self.writes.items():
             symbols = {a: bridge.to_graph_arg(graph.args[a]) for a in args}
             copies = {a: bridge.to_graph_arg(replace(graph.args[a], name=self._names[a])) for a in args}
-            self.saves[loop] = _copy_graph([(copies[a], symbols[a]) for a in args], f"{loop} save")
-            self.restores[loop] = _copy_graph([(symbols[a], copies[a]) for a in args], f"{loop} restore")
+            self._pairs[loop] = [(copies[a], symbols[a]) for a in args]
+            self.saves[loop] = _copy_graph(self.save_dispatches(loop), f"{loop} save")
+            self.restores[loop] = _copy_graph([(copy_array, (arg, copy)) for copy, arg in self._pairs[loop]],
+                                              f"{loop} restore")  # fmt: skip
+
+    def save_dispatches(self, loop: str) -> list[tuple[Any, tuple[Any, ...]]]:
+        """The (kernel, graph args) dispatches that save ``loop``'s buffers: a batch puts them first."""
+        return [(copy_array, (copy, arg)) for copy, arg in self._pairs[loop]]
 
     def __bool__(self) -> bool:
         return bool(self.writes)
 
-    def bind(self, values: Mapping[str, Any]) -> "_Copies":
+    def bind(self, values: Mapping[str, Any]) -> GuardedRun:
         """The rollback of one run over ``values`` (prepared Taichi values, by arg name)."""
         bound = dict(values)
         for arg, spec in self._specs.items():
@@ -83,13 +107,13 @@ class GuardedLoops:
             if copy is None or tuple(copy.shape) != shape:
                 copy = self._copies[arg] = bridge.new_ndarray(spec.dtype or "f32", shape, spec.element_shape)
             bound[self._names[arg]] = copy
-        return _Copies(self, bound)
+        return GuardedRun(self, bound)
 
 
-def _copy_graph(pairs: list[tuple[Any, Any]], name: str) -> Any:
+def _copy_graph(dispatches: list[tuple[Any, tuple[Any, ...]]], name: str) -> Any:
     builder = ti.graph.GraphBuilder()
-    for dst, src in pairs:
-        builder.dispatch(copy_array, dst, src)
+    for kernel, args in dispatches:
+        builder.dispatch(kernel, *args)
     try:
         return builder.compile()
     except Exception as exc:  # Taichi raises several unrelated types at build time

@@ -255,3 +255,37 @@ def test_the_widget_view_says_how_a_loop_reads_its_flag(ti_cpu):
 
     assert loop_fields(countdown_graph(4)) == (4, True)
     assert loop_fields(countdown_graph(4, guarded=False)) == (4, False)
+
+
+@ti.kernel
+def every_third(counter: ti.types.ndarray(dtype=ti.i32, ndim=1), other: ti.types.ndarray(dtype=ti.i32, ndim=1)):
+    other[0] = 1 if counter[0] % 3 == 0 else 0
+
+
+@ti.kernel
+def add_ten(total: ti.types.ndarray(dtype=ti.i32, ndim=1)):
+    total[0] += 10
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_a_guarded_body_with_a_branch_inside_is_saved_without_a_batch(ti_cpu, k):
+    """A body holding control flow is several segments (no batch graph): the save then runs as its own
+    copy graph before the group. The branch's writes are undone and replayed like the rest."""
+    g = gl.Graph("branchy")
+    counter = g.ndarray("counter", ti.i32, ndim=1, shape=(1,))
+    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
+    other = g.ndarray("other", ti.i32, ndim=1, shape=(1,))
+    total = g.ndarray("total", ti.i32, ndim=1, shape=(1,))
+    body = g.define("tick")
+    body.dispatch(countdown, counter, flag)
+    body.dispatch(every_third, counter, other)
+    g.define("bonus").dispatch(add_ten, total)
+    g.cond(other, then="bonus", name="maybe", into=body)
+    g.loop(body, while_=flag, max_iter=50, check_every=k, guarded=k > 1, name="solve")
+    compiled = g.compile()
+    values = {**inputs(14), "other": np.zeros(1, np.int32), "total": np.zeros(1, np.int32)}
+    compiled.run(values)
+    loop = [e for e in compiled.last_events if e.node == "solve"]
+    assert [(e.value, e.limit_reached) for e in loop] == [(14, False)]
+    assert int(values["counter"][0]) == 0
+    assert int(values["total"][0]) == 10 * len([c for c in range(13, -1, -1) if c % 3 == 0])  # counters 12, 9, ... 0
