@@ -116,16 +116,21 @@ def exported(request, tmp_path_factory):
     return export(tmp_path_factory, [countdown_graph(3, max_iter=10)], request.param, inputs(4))
 
 
-@pytest.mark.parametrize("start", [4, 6, 7, 30])
-def test_module_and_c_host_take_the_same_iterations(exported, tmp_path, start):
-    want, python_events = run_python(exported.arch, [countdown_graph(3, max_iter=10)], inputs(start))
+def assert_every_runner_takes(exported, graph: gl.Graph, start: int, tmp_path, want: tuple[int, bool]) -> None:
+    """run(), gl.load_module and the C host run ``want`` (iterations, limit reached) and leave the same counter."""
+    expected, python_events = run_python(exported.arch, [graph], inputs(start))
     host, host_events = run_host(exported, inputs(start), tmp_path)
     module, module_events = run_module(exported, inputs(start))
-    iterations, limited = documented(start, 3, 10)
+    iterations, limited = want
     [event] = python_events
     assert (event.event.value, event.event.limit_reached) == (iterations, limited)
     assert host_events == python_events and module_events == python_events
-    assert host["counter"].tolist() == module["counter"].tolist() == want["counter"].tolist() == [start - iterations]
+    assert host["counter"].tolist() == module["counter"].tolist() == expected["counter"].tolist() == [start - iterations]
+
+
+@pytest.mark.parametrize("start", [4, 6, 7, 30])
+def test_module_and_c_host_take_the_same_iterations(exported, tmp_path, start):
+    assert_every_runner_takes(exported, countdown_graph(3, max_iter=10), start, tmp_path, documented(start, 3, 10))
 
 
 def test_manifest_carries_check_every_and_rejects_a_bad_one(exported, tmp_path):

@@ -11,9 +11,9 @@ import pytest
 import taichi as ti
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_check_every import countdown, inputs
+from test_check_every import assert_every_runner_takes, countdown, inputs
 from test_control_flow import jacobi, residual_flag
-from test_export_control_flow import export, run_host, run_module, run_python
+from test_export_control_flow import export
 from test_textures import fill
 
 import graphlab as gl
@@ -197,14 +197,7 @@ def exported(request, tmp_path_factory):
 
 @pytest.mark.parametrize("start", [3, 4, 6, 10, 30])
 def test_module_and_c_host_stop_where_reading_every_iteration_would(exported, tmp_path, start):
-    want, python_events = run_python(exported.arch, [countdown_graph(4, max_iter=10)], inputs(start))
-    host, host_events = run_host(exported, inputs(start), tmp_path)
-    module, module_events = run_module(exported, inputs(start))
-    iterations, limited = exact(start, 10)
-    [event] = python_events
-    assert (event.event.value, event.event.limit_reached) == (iterations, limited)
-    assert host_events == python_events and module_events == python_events
-    assert host["counter"].tolist() == module["counter"].tolist() == want["counter"].tolist() == [start - iterations]
+    assert_every_runner_takes(exported, countdown_graph(4, max_iter=10), start, tmp_path, exact(start, 10))
 
 
 def test_the_manifest_lists_what_a_guarded_loop_saves(exported, tmp_path):
