@@ -5,8 +5,10 @@ The debugger refreshes the statistics of every buffer a step wrote, so copying b
 (:mod:`graphlab.debug.stats_kernels`) over the ndarray where it lives. Where the device has f64
 atomics (CUDA, CPUs, and every dtype but 64-bit integers) one launch reads the buffer once: each
 thread keeps partials in registers, adds them atomically into a few hundred rows, and the host folds
-those rows (a few KiB). Elsewhere a first kernel reduces contiguous (CPU) or interleaved (GPU) blocks
-to partial summaries and combine kernels fold them. This module is the host API: it checks the
+those rows (a few KiB); that kernel is launched through a one-dispatch ``ti.graph`` compiled on the
+first call for each buffer dtype/layout (:mod:`graphlab.debug.stats_launch`), so later calls skip
+Taichi's Python argument handling. Elsewhere a first kernel reduces contiguous (CPU) or interleaved
+(GPU) blocks to partial summaries and combine kernels fold them. This module is the host API: it checks the
 buffers, picks the kernels' spec and assembles the records.
 
 Numerics: the one-pass kernel sums ``x - c`` and ``(x - c)^2`` around one shift ``c`` per component
@@ -49,6 +51,7 @@ from graphlab.debug.stats_kernels import (
     device_rows,
     spec,
 )
+from graphlab.debug.stats_launch import Prepared, onepass_rows, prepare
 from graphlab.errors import GraphlabError
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "diff_stats",
     "first_nonfinite",
 ]
+
 
 class StatsError(GraphlabError, ValueError):
     """Buffers cannot be reduced as asked (shapes differ, too many elements)."""
@@ -267,6 +271,13 @@ def _record(
     )
 
 
+def _device_rows(arr: Any, prepared: Prepared) -> tuple[np.ndarray, Any, np.ndarray]:
+    """One pass where the device has f64 atomics (:mod:`graphlab.debug.stats_launch`), else blockwise."""
+    if prepared.launch is not None:
+        return onepass_rows(arr, prepared)
+    return device_rows(arr, prepared.spec)
+
+
 def buffer_stats(arr: Any, *, per_component: bool = False, with_abs: bool = False) -> BufferStats:
     """Summarise ``arr`` on its device; only one row of numbers per component reaches the host.
 
@@ -281,12 +292,14 @@ def buffer_stats(arr: Any, *, per_component: bool = False, with_abs: bool = Fals
     """
     _check_ndarray(arr, "buffer_stats(arr)")
     _check_size(arr, "buffer_stats(arr)")
-    s = spec(arr, per_component=per_component, with_abs=with_abs)
-    ncomp = s.ncomp
-    if s.nd == 0:
-        rows = _host_rows(np.asarray(arr.to_numpy()).reshape(1, ncomp), s)
+    if not arr.shape:
+        s = spec(arr, per_component=per_component, with_abs=with_abs)
+        rows = _host_rows(np.asarray(arr.to_numpy()).reshape(1, s.ncomp), s)
     else:
-        rows = device_rows(arr, s)
+        prepared = prepare(arr, per_component=per_component, with_abs=with_abs)
+        s = prepared.spec
+        rows = _device_rows(arr, prepared)
+    ncomp = s.ncomp
     per = [(rows[0][k].copy(), rows[1][k], rows[2][k]) for k in range(s.slots)]
     if s.slots > 1:  # first bad index of slot k is an element index: make it a flat scalar index
         for k, (c, _, _) in enumerate(per):
@@ -294,7 +307,7 @@ def buffer_stats(arr: Any, *, per_component: bool = False, with_abs: bool = Fals
     n = math.prod(arr.shape)
     total = _record(
         arr,
-        _merge(per),
+        _merge(per) if len(per) > 1 else per[0],
         count=n * ncomp,
         is_float=s.is_float,
         with_abs=with_abs,
