@@ -198,3 +198,31 @@ def test_prepared_facts_are_kept_on_the_ndarray_and_follow_the_settings(arch, mo
     assert stats_launch.prepare(arr, per_component=False, with_abs=False).launch is None
     s = buffer_stats(arr)
     assert (s.min, s.max, s.sum) == (0.0, 99.0, 4950.0)
+
+
+_STALE_BUFFER = """
+import numpy as np
+import taichi as ti
+
+from graphlab.debug.stats import StatsError, buffer_stats
+
+ti.init(arch=ti.cpu, log_level=ti.ERROR)
+old = ti.ndarray(ti.f32, shape=300)
+old.from_numpy(np.arange(300, dtype=np.float32))
+buffer_stats(old)  # prepared and kept on the ndarray: its graph belongs to this runtime
+ti.init(arch=ti.cpu, log_level=ti.ERROR)
+try:
+    buffer_stats(old)
+except StatsError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_statistics_of_a_buffer_from_a_replaced_runtime_are_refused():
+    """In a child process: on the old code the kept graph of the old runtime crashed Taichi."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STALE_BUFFER], capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "refused: buffer_stats(arr): this ndarray was made in a Taichi runtime that ti.init()/ti.reset() " \
+        "replaced" in done.stdout  # fmt: skip

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import taichi as ti
 
+from graphlab.bridge.runtime import value_is_current
 from graphlab.debug.stats_kernels import (
     ACC,
     CNT,
@@ -155,6 +156,11 @@ def _check_ndarray(arr: Any, what: str) -> None:
             f"{what}: expected a Taichi ndarray (ti.ndarray / ti.Vector.ndarray / ti.Matrix.ndarray), "
             f"got {type(arr).__name__}; wrap numpy data with nd = ti.ndarray(dtype, shape); "
             "nd.from_numpy(a)"
+        )
+    if not value_is_current(arr):
+        raise StatsError(
+            f"{what}: this ndarray was made in a Taichi runtime that ti.init()/ti.reset() replaced, and "
+            "reading it would crash the process; make it again (ti.ndarray(...)) after ti.init"
         )
 
 
