@@ -231,6 +231,8 @@ def test_a_guarded_loop_that_writes_a_texture_is_refused_before_anything_runs(ti
     body.dispatch(fill, g.rw_texture("tex", 2, ti.Format.r32f), g.ndarray("y", ti.f32, ndim=2), g.scalar("s", ti.f32))
     body.dispatch(countdown, counter, flag)
     g.loop(body, while_=flag, max_iter=9, check_every=3, guarded=True, name="solve")
+    [found] = [d for d in g.validate() if d.code == "GL026"]
+    assert (found.severity, found.node, found.arg) == ("error", "solve", "tex")
     message = r"guarded loop 'solve' writes texture 'tex', which graphlab cannot copy aside .* drop guarded=True"
     with pytest.raises(GraphError, match=message):
         g.compile()

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
-from graphlab.dataflow import WRITE
+from graphlab.dataflow import WRITE, TraceEntry
 from graphlab.diagnostics import Diagnostic
 from graphlab.nodes import Cond, Loop
 
@@ -27,7 +27,7 @@ def _flag_problem(graph: Graph, name: str) -> str | None:
 
 def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     """GL020 (flag or count of the wrong kind), GL021 (cond flag not written before the decision),
-    GL023 (a while loop whose body never writes its flag)."""
+    GL023 (a while loop whose body never writes its flag), GL026 (a guarded body writing a texture)."""
     trace = ctx.dataflow.trace if any(isinstance(n, (Cond, Loop)) for _, n in ctx.node_ids) else []
     for node_id, node in ctx.node_ids:
         if isinstance(node, Cond) or (isinstance(node, Loop) and node.while_ is not None):
@@ -67,6 +67,7 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                     node.while_,
                     "dispatch a kernel in the body that clears the flag when done",
                 )
+            yield from _guarded_textures(graph, node_id, node, trace)
         elif isinstance(node, Loop) and node.count is not None:
             arg = graph.args.get(node.count)
             if arg is None or arg.kind != "scalar" or arg.dtype not in ("i32", "i64", "u32"):
@@ -79,6 +80,23 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                     node.count,
                     f"declare it g.scalar({node.count!r}, ti.i32)",
                 )
+
+
+def _guarded_textures(graph: Graph, node_id: str, loop: Loop, trace: list[TraceEntry]) -> Iterator[Diagnostic]:
+    """GL026: a guarded loop copies what its body writes aside, which a texture's texels cannot be."""
+    if not loop.guarded:
+        return
+    inside = f"{node_id}/"
+    written = {arg for e in trace if e.node_id.startswith(inside) for arg, flags in e.args.items() if flags & WRITE}
+    for name in sorted(a for a in written if a in graph.args and graph.args[a].kind in ("texture", "rw_texture")):
+        yield Diagnostic(
+            "GL026",
+            "error",
+            f"guarded loop {node_id!r} writes texture {name!r}, which graphlab cannot copy aside to go back to",
+            node_id,
+            name,
+            "drop guarded=True (the loop then may run up to check_every-1 extra iterations)",
+        )
 
 
 RULE_FUNCTIONS = (validate_control,)
