@@ -92,12 +92,8 @@ def test_stepping_over_unguarded_iterations(ti_cpu):
     assert ids[-1] == "solve/iter[3]/countdown" and stop.index == 4
 
 
-@pytest.mark.parametrize("k", [1, 3])
-def test_jacobi_stops_at_the_first_check_after_convergence(ti_cpu, k):
-    base = jacobi_graph().compile()
-    f = np.full(32, 0.01, np.float32)
-    base.run(u=np.zeros(32, np.float32), f=f, tol=1e-4, flag=np.ones(1, np.int32))
-    converged = base.last_events[0].value
+def poisson_graph(k: int, *, guarded: bool = False) -> gl.Graph:
+    """Jacobi on a 1-d Poisson problem until the update is below ``tol``, reading the flag every k."""
     g = gl.Graph("poisson")
     u = g.ndarray("u", ti.f32, ndim=1, shape="n")
     u_new = g.ndarray("u_new", ti.f32, ndim=1, shape="n", role="temp")
@@ -105,8 +101,17 @@ def test_jacobi_stops_at_the_first_check_after_convergence(ti_cpu, k):
     body = g.define("iterate")
     body.dispatch(jacobi, u, g.ndarray("f", ti.f32, ndim=1, shape="n", role="input"), u_new)
     body.dispatch(residual_flag, u, u_new, g.scalar("tol", ti.f32), flag)
-    g.loop(body, while_=flag, max_iter=5000, check_every=k, name="solve")
-    compiled = g.compile()
+    g.loop(body, while_=flag, max_iter=5000, check_every=k, guarded=guarded, name="solve")
+    return g
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_jacobi_stops_at_the_first_check_after_convergence(ti_cpu, k):
+    base = jacobi_graph().compile()
+    f = np.full(32, 0.01, np.float32)
+    base.run(u=np.zeros(32, np.float32), f=f, tol=1e-4, flag=np.ones(1, np.int32))
+    converged = base.last_events[0].value
+    compiled = poisson_graph(k).compile()
     compiled.run(u=np.zeros(32, np.float32), f=f, tol=1e-4, flag=np.ones(1, np.int32))
     assert compiled.last_events[0].value == documented(converged, k, 5000)[0]
 

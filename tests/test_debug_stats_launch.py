@@ -10,11 +10,10 @@ import weakref
 import numpy as np
 import pytest
 import taichi as ti
+from test_debug_stats import NP, make, planted
 
 from graphlab.debug import stats_kernels, stats_launch
 from graphlab.debug.stats import buffer_stats
-
-NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32, "u8": np.uint8}
 
 
 @pytest.fixture(
@@ -27,19 +26,6 @@ def arch(request):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(stats_kernels, "_ONEPASS_ARCHS", (stats_kernels.current_arch(),))
         yield request.param
-
-
-def make(values: np.ndarray, dtype: str, element_shape: tuple[int, ...] = ()):
-    shape = values.shape[: values.ndim - len(element_shape)]
-    dt = getattr(ti, dtype)
-    if not element_shape:
-        arr = ti.ndarray(dt, shape=shape)
-    elif len(element_shape) == 1:
-        arr = ti.Vector.ndarray(element_shape[0], dt, shape=shape)
-    else:
-        arr = ti.Matrix.ndarray(element_shape[0], element_shape[1], dt, shape=shape)
-    arr.from_numpy(values.astype(NP[dtype]))
-    return arr
 
 
 def launch_of(arr, **kwargs):
@@ -79,18 +65,6 @@ def test_cache_keeps_the_least_recently_used_specs(arch, monkeypatch):
     assert stats_launch.LAUNCHES.builds == builds and (s.min, s.max, s.sum) == (0.0, 6.0, 21.0)
     s = buffer_stats(make(np.arange(8.0), "f32"))  # dropped from the cache: compiled again, and right
     assert stats_launch.LAUNCHES.builds == builds + 1 and (s.min, s.max, s.sum) == (0.0, 7.0, 28.0)
-
-
-def planted(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
-    if dtype == "u8":
-        return rng.integers(0, 255, size=shape)
-    if dtype == "i32":
-        return rng.integers(-1000, 1000, size=shape)
-    x = rng.standard_normal(shape) * 10
-    flat = x.reshape(-1)
-    flat[[3, flat.size // 2, -1]] = [np.nan, np.inf, -np.inf]
-    flat[5] = 0.0
-    return x
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,7 @@ import pytest
 import taichi as ti
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_check_every import assert_every_runner_takes, countdown, inputs
-from test_control_flow import jacobi, residual_flag
+from test_check_every import assert_every_runner_takes, countdown, inputs, poisson_graph
 from test_export_control_flow import export
 from test_textures import fill
 
@@ -55,23 +54,11 @@ def test_run_stops_where_reading_every_iteration_would(ti_cpu, start, k, max_ite
         assert unguarded.last_events[0].value > iterations
 
 
-def poisson(k: int, *, guarded: bool) -> gl.Graph:
-    g = gl.Graph("poisson")
-    u = g.ndarray("u", ti.f32, ndim=1, shape="n")
-    u_new = g.ndarray("u_new", ti.f32, ndim=1, shape="n", role="temp")
-    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
-    body = g.define("iterate")
-    body.dispatch(jacobi, u, g.ndarray("f", ti.f32, ndim=1, shape="n", role="input"), u_new)
-    body.dispatch(residual_flag, u, u_new, g.scalar("tol", ti.f32), flag)
-    g.loop(body, while_=flag, max_iter=5000, check_every=k, guarded=guarded and k > 1, name="solve")
-    return g
-
-
 @pytest.mark.parametrize("k", [3, 8])
 def test_guarded_jacobi_equals_reading_every_iteration_bit_for_bit(ti_cpu, k):
     f = np.linspace(0.0, 0.02, 48, dtype=np.float32)
     results = {}
-    for name, graph in (("every", poisson(1, guarded=False)), ("guarded", poisson(k, guarded=True))):
+    for name, graph in (("every", poisson_graph(1)), ("guarded", poisson_graph(k, guarded=True))):
         compiled = graph.compile()
         u = np.zeros(48, np.float32)
         compiled.run(u=u, f=f, tol=1e-4, flag=np.ones(1, np.int32))
