@@ -271,3 +271,12 @@ def test_a_guarded_body_with_a_branch_inside_is_saved_without_a_batch(ti_cpu, k)
     assert [(e.value, e.limit_reached) for e in loop] == [(14, False)]
     assert int(values["counter"][0]) == 0
     assert int(values["total"][0]) == 10 * len([c for c in range(13, -1, -1) if c % 3 == 0])  # counters 12, 9, ... 0
+
+
+def test_run_plan_refuses_a_guarded_loop_without_a_rollback():
+    """A caller of run_plan that cannot save and restore must not run a guarded loop unguarded."""
+    plan = build_plan(countdown_graph(4))
+    launched: list[object] = []
+    with pytest.raises(GraphError, match=r"guarded loop 'solve' needs a rollback to run"):
+        run_plan(plan, launched.append, lambda _: 1, lambda _: 0)
+    assert launched == []  # refused before the first launch
