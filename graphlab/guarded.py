@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from graphlab.access_ast import AccessFlag
 from graphlab.dataflow import dataflow_facts
-from graphlab.errors import GraphError
 from graphlab.plan import Iterate, Plan
 
 if TYPE_CHECKING:
@@ -25,8 +24,8 @@ __all__ = ["guarded_writes"]
 def guarded_writes(graph: Graph, plan: Plan) -> dict[str, tuple[str, ...]]:
     """Per guarded loop (its node id): the args its body may write, in the graph's arg order.
 
-    A body that writes a texture is refused: a texture's texels cannot be copied aside as a buffer's
-    can, so the loop could not go back."""
+    A body that writes a texture cannot be guarded (its texels cannot be copied aside as a buffer's
+    can): ``validate()`` reports that as GL026 before compile or export get here."""
     facts = dataflow_facts(graph)
     found: dict[str, tuple[str, ...]] = {}
     for op in plan.ops():
@@ -40,11 +39,5 @@ def guarded_writes(graph: Graph, plan: Plan) -> dict[str, tuple[str, ...]]:
             for arg, flags in accesses.items()
             if flags & AccessFlag.WRITE
         }
-        textures = sorted(a for a in written if graph.args[a].kind in ("texture", "rw_texture"))
-        if textures:
-            raise GraphError(
-                f"guarded loop {op.node_id!r} writes texture {textures[0]!r}, which graphlab cannot copy aside "
-                "to go back to; drop guarded=True (the loop then may run up to check_every-1 extra iterations)"
-            )
         found[op.node_id] = tuple(a for a in graph.args if a in written)
     return found

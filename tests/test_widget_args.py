@@ -7,16 +7,11 @@ reason in the reply and the banner.
 
 import pytest
 import taichi as ti
+from test_widget_protocol import fill
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.widget import editor
-
-
-@ti.kernel
-def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1), value: ti.f32):
-    for i in x:
-        x[i] = value
 
 
 @pytest.fixture

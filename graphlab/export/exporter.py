@@ -339,8 +339,6 @@ def export(
             check(g, target=arch)
         check_c_runtime(graphs)
         plans = plan_graphs(graphs)
-        for g in graphs:  # a guarded loop must be able to go back: refused here, before any folder
-            guarded_writes(g, plans[g.name])
         default_dims, samples = collect_values(graphs, dims, values)
         memory = plan_memory(graphs, default_dims, samples)
         report("carry", 0.1)
