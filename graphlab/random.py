@@ -1,0 +1,143 @@
+"""Reproducible random numbers inside kernels: a counter-based generator keyed by seed, element and step.
+
+Why this exists: ``ti.random()`` keeps hidden per-thread state on the device. A debugger that goes
+``back()`` restores the buffers but not that state, so the replayed step draws other numbers; an
+exported module draws differently from the notebook; x64, Vulkan and CUDA each draw their own
+sequence. A *counter-based* generator has no state at all: the draw is a pure function of
+``(seed, index, counter)``, so the same call gives the same bits on every arch, after ``back()``,
+and in an exported module. The seed and the step counter are ordinary graph scalar args.
+
+The function is Philox-4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy
+as 1, 2, 3", SC 2011), the generator cuRAND and PyTorch use on GPUs. It was chosen over PCG-style
+hashes because it has published known-answer vectors (Random123's ``kat_vectors``, which the tests
+check), passes TestU01's BigCrush with 10 rounds, and needs only 32-bit integer multiply, add, xor
+and shift. Its 32x32->64-bit multiply is done in 16-bit halves with u32 arithmetic, so no 64-bit
+integer is needed: the Vulkan code needs no Int64 capability and exports with the default device
+capabilities. Integer arithmetic is exact on every backend; the float forms take the top 24 bits
+and scale by 2**-24, which is exact too, so floats are bit-identical across archs as well.
+
+Use the ``@ti.func``'s from inside kernels (importing this module imports Taichi; ``import graphlab``
+does not)::
+
+    from graphlab.random import rand_f32, rand_vec4
+
+    @ti.kernel
+    def init(x: ti.types.ndarray(ti.math.vec2, ndim=1), seed: ti.u32, step: ti.u32):
+        for i in x:
+            r = rand_vec4(seed, i, step)
+            x[i] = ti.Vector([r[0], r[1]])
+
+Every distinct ``(seed, index, counter)`` triple gives four fresh, independent 32-bit words
+(:func:`rand_u32x4`); the scalar forms return the first of them. A kernel that needs more than
+four draws per element and step uses several counters, e.g. ``counter = step * k + j`` for the
+``j``-th of ``k`` blocks.
+"""
+
+# No `from __future__ import annotations`: Taichi reads ti.func annotations as objects.
+
+import taichi as ti
+
+__all__ = [
+    "PHILOX_ROUNDS",
+    "advance_counter",
+    "philox4x32",
+    "rand_f32",
+    "rand_u32",
+    "rand_u32x4",
+    "rand_vec4",
+    "u32_to_unit_f32",
+]
+
+#: Rounds of the Philox bijection (the standard Philox-4x32-10, Crush-resistant with margin).
+PHILOX_ROUNDS = 10
+
+# The Philox-4x32 multipliers and Weyl key increments from the paper (Random123's constants).
+_MUL0 = 0xD2511F53
+_MUL1 = 0xCD9E8D57
+_WEYL0 = 0x9E3779B9
+_WEYL1 = 0xBB67AE85
+
+#: 2**-24: the spacing of the 24-bit uniform floats in [0, 1).
+_UNIT = 1.0 / 16777216.0
+
+
+@ti.func
+def _mulhilo(a: ti.u32, b: ti.u32) -> ti.types.vector(2, ti.u32):
+    """The high and low 32-bit words of ``a * b``, in 16-bit halves so no 64-bit integer is needed."""
+    mask = ti.u32(0xFFFF)
+    a_lo, a_hi = a & mask, a >> ti.u32(16)
+    b_lo, b_hi = b & mask, b >> ti.u32(16)
+    ll = a_lo * b_lo
+    lh = a_lo * b_hi
+    hl = a_hi * b_lo
+    mid = (ll >> ti.u32(16)) + (lh & mask) + (hl & mask)  # < 3 * 2**16: no overflow
+    hi = a_hi * b_hi + (lh >> ti.u32(16)) + (hl >> ti.u32(16)) + (mid >> ti.u32(16))
+    return ti.Vector([hi, a * b], dt=ti.u32)
+
+
+@ti.func
+def philox4x32(counter: ti.types.vector(4, ti.u32), key0: ti.u32, key1: ti.u32) -> ti.types.vector(4, ti.u32):
+    """Philox-4x32-10 of a 4-word counter under a 2-word key: four uniform 32-bit words.
+
+    A bijection of the counter for each key: distinct counters never give the same block.
+    """
+    c = counter
+    k0, k1 = key0, key1
+    for r in ti.static(range(PHILOX_ROUNDS)):
+        if ti.static(r > 0):
+            k0 = k0 + ti.u32(_WEYL0)
+            k1 = k1 + ti.u32(_WEYL1)
+        p0 = _mulhilo(ti.u32(_MUL0), c[0])
+        p1 = _mulhilo(ti.u32(_MUL1), c[2])
+        c = ti.Vector([p1[0] ^ c[1] ^ k0, p1[1], p0[0] ^ c[3] ^ k1, p0[1]], dt=ti.u32)
+    return c
+
+
+@ti.func
+def rand_u32x4(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.types.vector(4, ti.u32):
+    """Four independent uniform u32 words for one ``(seed, index, counter)``.
+
+    The seed is the key; ``(index, counter, 0, 0)`` is the Philox counter. Signed arguments (a loop
+    index, an i32 arg) are taken by their two's-complement bits.
+    """
+    return philox4x32(
+        ti.Vector([ti.cast(index, ti.u32), ti.cast(counter, ti.u32), 0, 0], dt=ti.u32),
+        ti.cast(seed, ti.u32),
+        ti.u32(0),
+    )
+
+
+@ti.func
+def rand_u32(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.u32:
+    """One uniform u32: the first word of :func:`rand_u32x4`."""
+    return rand_u32x4(seed, index, counter)[0]
+
+
+@ti.func
+def u32_to_unit_f32(bits: ti.u32) -> ti.f32:
+    """The top 24 bits as a float in [0, 1) on a 2**-24 grid: exact, so identical on every arch."""
+    return ti.cast(ti.cast(bits >> ti.u32(8), ti.i32), ti.f32) * _UNIT
+
+
+@ti.func
+def rand_f32(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.f32:
+    """One uniform f32 in [0, 1) (24 random bits): :func:`u32_to_unit_f32` of :func:`rand_u32`."""
+    return u32_to_unit_f32(rand_u32(seed, index, counter))
+
+
+@ti.func
+def rand_vec4(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.math.vec4:
+    """Four independent uniform f32 in [0, 1), one per word of :func:`rand_u32x4`."""
+    w = rand_u32x4(seed, index, counter)
+    return ti.Vector([u32_to_unit_f32(w[0]), u32_to_unit_f32(w[1]), u32_to_unit_f32(w[2]), u32_to_unit_f32(w[3])])
+
+
+@ti.kernel
+def advance_counter(counter: ti.types.ndarray(ti.i32, ndim=1)):
+    """Add one to ``counter[0]``: dispatched at the end of a repeated sequence, each repeat draws anew.
+
+    A graph's scalar args are the same for every repeat of a sequence, so a step counter that must
+    change per repeat lives in a 1-element i32 ndarray (state): the debugger snapshots it with the
+    other buffers, so ``back()`` rewinds it too, and an exported module carries it like any buffer.
+    """
+    counter[0] += 1
