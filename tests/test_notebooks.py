@@ -28,7 +28,7 @@ def kernel_name() -> str:
     return "python3"
 
 
-@pytest.mark.parametrize("name", ["quickstart.ipynb", "mpm88_debug.ipynb", "export.ipynb"])
+@pytest.mark.parametrize("name", ["quickstart.ipynb", "mpm88_debug.ipynb", "export.ipynb", "random_init.ipynb"])
 def test_notebook_runs_without_errors(name, kernel_name, tmp_path):
     shutil.copytree(NOTEBOOKS, tmp_path / "notebooks", ignore=shutil.ignore_patterns("out", "*.graph.json", ".ipynb_checkpoints"))
     path = tmp_path / "notebooks" / name
