@@ -37,9 +37,14 @@ four draws per element and step uses several counters, e.g. ``counter = step * k
 
 import taichi as ti
 
+from graphlab.bridge.types import expression_dtype
+from graphlab.errors import GraphlabError
+
 __all__ = [
     "PHILOX_ROUNDS",
+    "RandomArgError",
     "advance_counter",
+    "check_words",
     "philox4x32",
     "rand_f32",
     "rand_u32",
@@ -59,6 +64,37 @@ _WEYL1 = 0xBB67AE85
 
 #: 2**-24: the spacing of the 24-bit uniform floats in [0, 1).
 _UNIT = 1.0 / 16777216.0
+
+#: The dtypes a seed, index or counter may have: integers of at most 32 bits (Python ints too).
+WORD_DTYPES = frozenset({"int", "i8", "i16", "i32", "u8", "u16", "u32"})
+
+
+class RandomArgError(GraphlabError, TypeError):
+    """A seed, index or counter given to :mod:`graphlab.random` is not an integer of at most 32 bits.
+
+    Raised while the calling kernel compiles; Taichi reports it as a ``TaichiTypeError`` (also a
+    ``TypeError``) whose message holds this one and the kernel's line.
+    """
+
+
+def check_words(seed: object, index: object, counter: object) -> bool:
+    """Refuse a float, a vector or a 64-bit integer before Taichi would cast it to u32 silently.
+
+    Called by the generator's ``@ti.func``s inside ``ti.static`` while a kernel compiles; returns
+    True so it can sit there.
+    """
+    for name, value in (("seed", seed), ("index", index), ("counter", counter)):
+        dtype = expression_dtype(value)
+        if dtype in WORD_DTYPES:
+            continue
+        if dtype in ("i64", "u64"):
+            fix = f"pass ti.cast({name}, ti.u32) if its low 32 bits are enough"
+        elif dtype.startswith("[Tensor"):
+            fix = "pass one flat index per element, e.g. i * n + j for a 2-D loop over (i, j)"
+        else:
+            fix = "pass an integer: an i32 graph scalar for the seed, the loop index, a step count"
+        raise RandomArgError(f"graphlab.random: {name} must be an integer of at most 32 bits, not {dtype}; {fix}")
+    return True
 
 
 @ti.func
@@ -94,12 +130,14 @@ def philox4x32(counter: ti.types.vector(4, ti.u32), key0: ti.u32, key1: ti.u32) 
 
 
 @ti.func
-def rand_u32x4(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.types.vector(4, ti.u32):
+def rand_u32x4(seed, index, counter):
     """Four independent uniform u32 words for one ``(seed, index, counter)``.
 
-    The seed is the key; ``(index, counter, 0, 0)`` is the Philox counter. Signed arguments (a loop
-    index, an i32 arg) are taken by their two's-complement bits.
+    The seed is the key; ``(index, counter, 0, 0)`` is the Philox counter. Each argument is an
+    integer scalar of at most 32 bits; signed ones (a loop index, an i32 arg) count by their
+    two's-complement bits. Anything else is refused while the kernel compiles (:class:`RandomArgError`).
     """
+    ti.static(check_words(seed, index, counter))
     return philox4x32(
         ti.Vector([ti.cast(index, ti.u32), ti.cast(counter, ti.u32), 0, 0], dt=ti.u32),
         ti.cast(seed, ti.u32),
@@ -108,7 +146,7 @@ def rand_u32x4(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.types.vector(
 
 
 @ti.func
-def rand_u32(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.u32:
+def rand_u32(seed, index, counter):
     """One uniform u32: the first word of :func:`rand_u32x4`."""
     return rand_u32x4(seed, index, counter)[0]
 
@@ -120,13 +158,13 @@ def u32_to_unit_f32(bits: ti.u32) -> ti.f32:
 
 
 @ti.func
-def rand_f32(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.f32:
+def rand_f32(seed, index, counter):
     """One uniform f32 in [0, 1) (24 random bits): :func:`u32_to_unit_f32` of :func:`rand_u32`."""
     return u32_to_unit_f32(rand_u32(seed, index, counter))
 
 
 @ti.func
-def rand_vec4(seed: ti.u32, index: ti.u32, counter: ti.u32) -> ti.math.vec4:
+def rand_vec4(seed, index, counter):
     """Four independent uniform f32 in [0, 1), one per word of :func:`rand_u32x4`."""
     w = rand_u32x4(seed, index, counter)
     return ti.Vector([u32_to_unit_f32(w[0]), u32_to_unit_f32(w[1]), u32_to_unit_f32(w[2]), u32_to_unit_f32(w[3])])

@@ -13,7 +13,16 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.random import advance_counter, philox4x32, rand_f32, rand_u32, rand_u32x4, rand_vec4
+from graphlab.random import (
+    RandomArgError,
+    advance_counter,
+    check_words,
+    philox4x32,
+    rand_f32,
+    rand_u32,
+    rand_u32x4,
+    rand_vec4,
+)
 
 N = 256  # particles in the test graph
 STEPS = 6  # repeats of its substep
@@ -175,6 +184,45 @@ def test_every_form_equals_the_numpy_reference_bit_for_bit(ti_cpu):
     assert np.array_equal(unit.view(np.uint32), unit_reference(expected[:, 0]).view(np.uint32))
     assert np.array_equal(units.view(np.uint32), unit_reference(expected).view(np.uint32))
     assert unit.min() >= 0.0 and unit.max() < 1.0
+
+
+@ti.kernel
+def float_seed(seed: ti.f32, out: ti.types.ndarray(ti.f32, ndim=1)):
+    for i in out:
+        out[i] = rand_f32(seed, i, 0)
+
+
+@ti.kernel
+def vector_index(out: ti.types.ndarray(ti.u32, ndim=2)):
+    for i, j in out:
+        out[i, j] = rand_u32(1, ti.Vector([i, j]), 0)
+
+
+@ti.kernel
+def wide_counter(step: ti.i64, out: ti.types.ndarray(ti.math.vec4, ndim=1)):
+    for i in out:
+        out[i] = rand_vec4(1, i, step)
+
+
+@pytest.mark.parametrize(
+    ("launch", "message"),
+    [
+        (lambda: float_seed(0.7, np.zeros(4, np.float32)), "seed must be an integer of at most 32 bits, not f32"),
+        (lambda: vector_index(np.zeros((2, 2), np.uint32)), r"index .* not \[Tensor \(2\) i32\]; pass one flat"),
+        (lambda: wide_counter(3, np.zeros((4, 4), np.float32)), r"counter .* not i64; pass ti.cast\(counter, ti.u32\)"),
+    ],
+    ids=["float seed", "vector index", "i64 counter"],
+)
+def test_a_non_word_argument_is_refused_while_the_kernel_compiles(ti_cpu, launch, message):
+    with pytest.raises(TypeError, match=message) as caught:
+        launch()
+    assert "graphlab.random: " in str(caught.value)
+
+
+def test_check_words_raises_graphlabs_error_and_accepts_python_ints():
+    assert check_words(1, 2, 3)
+    with pytest.raises(RandomArgError, match="counter must be an integer of at most 32 bits, not float; pass an"):
+        check_words(1, 2, 0.5)
 
 
 # --- the same bits everywhere -----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import taichi as ti
 from taichi.lang import impl
 from taichi.lang._ndarray import Ndarray
 from taichi.lang._texture import Texture
+from taichi.lang.expr import Expr
 from taichi.lang.matrix import MatrixType, VectorType
 from taichi.lang.struct import StructType
 from taichi.types import ndarray_type, texture_type
@@ -36,6 +37,7 @@ __all__ = [
     "describe_value",
     "dtype_name",
     "element_type",
+    "expression_dtype",
     "format_name",
     "is_matrix_type",
     "is_ndarray",
@@ -264,3 +266,14 @@ def texture_ndim(value: Any) -> int | None:
     """Number of dimensions of a ``ti.Texture`` value, if Taichi says."""
     shape = getattr(value, "shape", None)
     return len(shape) if shape is not None else None
+
+
+def expression_dtype(value: Any) -> str:
+    """The dtype of a value that a ``@ti.func`` receives while its kernel compiles, as Taichi names it.
+
+    ``"i32"``, ``"f32"``, a vector ``"[Tensor (2) i32]"``; a Python number ``"int"`` or ``"float"``; any
+    other object its type name. Lets a ``@ti.func`` refuse an argument before Taichi casts it silently.
+    """
+    if isinstance(value, Expr):
+        return str(value.ptr.get_rvalue_type().to_string())
+    return type(value).__name__
