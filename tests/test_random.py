@@ -17,6 +17,7 @@ from graphlab.random import (
     RandomArgError,
     advance_counter,
     check_words,
+    fill_uniform,
     philox4x32,
     rand_f32,
     rand_u32,
@@ -184,6 +185,13 @@ def test_every_form_equals_the_numpy_reference_bit_for_bit(ti_cpu):
     assert np.array_equal(unit.view(np.uint32), unit_reference(expected[:, 0]).view(np.uint32))
     assert np.array_equal(units.view(np.uint32), unit_reference(expected).view(np.uint32))
     assert unit.min() >= 0.0 and unit.max() < 1.0
+
+
+def test_fill_uniform_equals_the_reference(ti_cpu):
+    out = np.zeros(1000, np.float32)
+    fill_uniform(out, -3, 41)
+    expected = unit_reference(draws_reference(-3, np.arange(1000), 41)[:, 0])
+    assert np.array_equal(out.view(np.uint32), expected.view(np.uint32))
 
 
 @ti.kernel
