@@ -14,15 +14,15 @@ check), passes TestU01's BigCrush with 10 rounds, and needs only 32-bit integer 
 and shift. Its 32x32->64-bit multiply is done in 16-bit halves with u32 arithmetic, so no 64-bit
 integer is needed: the Vulkan code needs no Int64 capability and exports with the default device
 capabilities. Integer arithmetic is exact on every backend; the float forms take the top 24 bits
-and scale by 2**-24, which is exact too, so floats are bit-identical across archs as well.
+and scale by 2**-24, which is exact too, so the uniform floats are bit-identical across archs.
 
 Use the ``@ti.func``'s from inside kernels (importing this module imports Taichi; ``import graphlab``
 does not; :func:`fill_uniform` is a ready kernel with a runnable example), for instance in a module::
 
-    from graphlab.random import rand_f32, rand_vec4
+    from graphlab.random import rand_vec4
 
     @ti.kernel
-    def init(x: ti.types.ndarray(ti.math.vec2, ndim=1), seed: ti.u32, step: ti.u32):
+    def init(x: ti.types.ndarray(ti.math.vec2, ndim=1), seed: ti.i32, step: ti.i32):
         for i in x:
             r = rand_vec4(seed, i, step)
             x[i] = ti.Vector([r[0], r[1]])
@@ -30,7 +30,10 @@ does not; :func:`fill_uniform` is a ready kernel with a runnable example), for i
 Every distinct ``(seed, index, counter)`` triple gives four fresh, independent 32-bit words
 (:func:`rand_u32x4`); the scalar forms return the first of them. A kernel that needs more than
 four draws per element and step uses several counters, e.g. ``counter = step * k + j`` for the
-``j``-th of ``k`` blocks.
+``j``-th of ``k`` blocks. Seeds are i32 graph scalars (Taichi 1.7.4's C API passes i32, not u32);
+a counter that changes per repeat of a sequence lives in a buffer (:func:`advance_counter`).
+:func:`rand_normal2` gives two standard normals: repeatable on one arch, but equal across archs only
+to about 1e-5, since it needs ``log`` and ``cos``.
 """
 
 # No `from __future__ import annotations`: Taichi reads ti.func annotations as objects.
@@ -48,6 +51,7 @@ __all__ = [
     "fill_uniform",
     "philox4x32",
     "rand_f32",
+    "rand_normal2",
     "rand_u32",
     "rand_u32x4",
     "rand_vec4",
@@ -169,6 +173,23 @@ def rand_vec4(seed, index, counter):
     """Four independent uniform f32 in [0, 1), one per word of :func:`rand_u32x4`."""
     w = rand_u32x4(seed, index, counter)
     return ti.Vector([u32_to_unit_f32(w[0]), u32_to_unit_f32(w[1]), u32_to_unit_f32(w[2]), u32_to_unit_f32(w[3])])
+
+
+@ti.func
+def rand_normal2(seed, index, counter):
+    """Two independent standard normal f32 (Box-Muller over the first two words of :func:`rand_u32x4`).
+
+    The same on one arch in every run and after ``back()``; across archs only to about 1e-5 (x64
+    against lavapipe: 2.2e-6 at most), since ``log``, ``sqrt`` and ``cos`` round differently on
+    each arch (the uniform forms are bit-identical).
+    The first uniform is taken in (0, 1] so its log is finite; the largest magnitude is about 5.8.
+    """
+    w = rand_u32x4(seed, index, counter)
+    u1 = ti.cast(ti.cast(w[0] >> ti.u32(8), ti.i32) + 1, ti.f32) * _UNIT
+    u2 = u32_to_unit_f32(w[1])
+    radius = ti.sqrt(-2.0 * ti.log(u1))
+    angle = 2.0 * ti.math.pi * u2
+    return ti.Vector([radius * ti.cos(angle), radius * ti.sin(angle)])
 
 
 @ti.kernel
