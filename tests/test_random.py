@@ -26,6 +26,7 @@ from graphlab.random import (
     rand_u32,
     rand_u32x4,
     rand_vec4,
+    wide_multiply,
 )
 
 N = 256  # particles in the test graph
@@ -178,13 +179,18 @@ def test_philox_gives_random123s_known_answers(arch):
     assert philox_reference(counter, key).tolist() == [r for _, _, r in KNOWN_ANSWERS]
 
 
-def test_every_form_equals_the_numpy_reference_bit_for_bit(ti_cpu):
+@pytest.mark.parametrize("arch", ["cpu", pytest.param("vulkan", marks=pytest.mark.vulkan)])
+def test_every_form_equals_the_numpy_reference_bit_for_bit(arch):
+    """x64 multiplies in u64, Vulkan in 16-bit halves: both must give the reference's bits."""
+    ti.init(arch=getattr(ti, arch), log_level=ti.WARN)
+    assert wide_multiply() == (arch == "cpu")
     rng = np.random.default_rng(19)
     n = 4096
     seed = rng.integers(-(2**31), 2**31, n).astype(np.int32)  # negative seeds and indices: their bits
     index = rng.integers(-(2**31), 2**31, n).astype(np.int32)
     counter = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
     seed[:4], index[:4], counter[:4] = 0, [0, 1, 2, 3], 0
+    seed[4:8], index[4:8], counter[4:8] = -1, -1, 0xFFFFFFFF  # all-ones words: the largest products
     words, one = np.zeros((n, 4), np.uint32), np.zeros(n, np.uint32)
     unit, units = np.zeros(n, np.float32), np.zeros((n, 4), np.float32)
     every_form(seed, index, counter, words, one, unit, units)
