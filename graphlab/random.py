@@ -77,7 +77,7 @@ _WIDE_MULTIPLY_ARCHS = frozenset({"x64", "arm64", "cuda", "amdgpu"})
 _UNIT = 1.0 / 16777216.0
 
 #: The dtypes a seed, index or counter may have: integers of at most 32 bits (Python ints too).
-WORD_DTYPES = frozenset({"int", "i8", "i16", "i32", "u8", "u16", "u32"})
+_WORD_DTYPES = frozenset({"int", "i8", "i16", "i32", "u8", "u16", "u32"})
 
 
 class RandomArgError(GraphlabError, TypeError):
@@ -96,7 +96,7 @@ def check_words(seed: object, index: object, counter: object) -> bool:
     """
     for name, value in (("seed", seed), ("index", index), ("counter", counter)):
         dtype = expression_dtype(value)
-        if dtype in WORD_DTYPES:
+        if dtype in _WORD_DTYPES:
             continue
         if dtype in ("i64", "u64"):
             fix = f"pass ti.cast({name}, ti.u32) if its low 32 bits are enough"
