@@ -109,7 +109,7 @@ def loader_cell(file_name: str, text: str | bytes) -> str:
     in_notebook = [ref.split(":", 1)[1] for ref in refs if ref.startswith("__main__:")]
     lines = ["import graphlab as gl", *(f"import {m}" for m in modules), ""]
     if len(refs) < len(found):
-        lines.append(f"# {len(found) - len(refs)} kernel reference(s) in the file are not module:name; fix them there")
+        lines.append(f"# {len(found) - len(refs)} kernel reference(s) in the file are not module:name and are left out")
     if in_notebook:
         lines.append(f"# defined in a notebook: define {', '.join(in_notebook)} in a cell above this one")
     if modules and not in_notebook:
