@@ -92,6 +92,8 @@ def test_a_link_swapped_in_while_a_drawing_starts_is_never_drawn(lab):
     finally:
         stop.set()
         thread.join()
-    assert not [body for _, body in answers if "secret_outside" in json.dumps(body)], "a file outside the root was drawn"
+    assert not [body for _, body in answers if "secret_outside" in json.dumps(body)], (
+        "a file outside the root was drawn"
+    )
     assert {status for status, _ in answers} <= {200, 400}, answers
     assert 200 in {status for status, _ in answers}, answers
