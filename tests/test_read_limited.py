@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from graphlab import doc_kernels
+from graphlab.export.manifest import load_manifest_json
 from graphlab.fileio import FileTooLargeError, read_limited
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,9 +110,6 @@ def test_a_missing_file_keeps_its_usual_error():
 
 def test_a_valid_manifest_and_graph_file_still_read(tmp_path):
     """The bounded reader changes nothing for regular files: a saved graph draws, a manifest JSON parses."""
-    from graphlab import doc_kernels
-    from graphlab.export.manifest import load_manifest_json
-
     doc_kernels.demo_graph().save(tmp_path / "g.graph.json")
     assert run_reader("draw_file", tmp_path / "g.graph.json") == "read"
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "x"}))
