@@ -1,4 +1,4 @@
-"""Writing a user's file atomically, the way an editor saves it.
+"""Writing a user's file atomically, the way an editor saves it; reading one with a size bound.
 
 The text goes to a temporary file in the same folder, is flushed to disk, then renamed over the
 target, so a crash or a full disk leaves either the old file or the new one, never half of each.
@@ -21,7 +21,7 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["atomic_write_text"]
+__all__ = ["FileTooLargeError", "atomic_write_text", "read_limited"]
 
 #: Characters of the target's name kept in the temporary name (a stray temp file says whose it was).
 _KEPT = 32
@@ -98,3 +98,60 @@ def _named(exc: OSError, target: Path) -> OSError:
     if exc.errno is None:  # no errno to rebuild it from: keep it as it is
         return OSError(*exc.args)
     return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(target))
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+class FileTooLargeError(OSError):
+    """A file holds more bytes than its reader takes (``errno.EFBIG``; ``strerror`` says how many)."""
+
+
+def read_limited(source: str | os.PathLike[str] | int, *, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes: the one way graph files and manifests are read.
+
+    ``source`` is a path, or a descriptor already open for reading (left open: the caller opened
+    it, for instance after checking where it leads, so nothing can swap the file in between).
+    The size a file reports is not trusted: ``/dev/zero`` and ``/proc`` files report 0, a file can
+    grow while read. So at most ``limit + 1`` bytes are read, and anything but a regular file (a
+    FIFO would block forever, a device never ends, a folder has no bytes) is refused at once: the
+    path is opened without blocking and checked with ``fstat`` before the first read.
+
+    Raises :class:`FileTooLargeError` past ``limit``, and OSError naming the path otherwise.
+    """
+    if isinstance(source, int):
+        return _read_open(source, limit, f"descriptor {source}")
+    name = os.fsdecode(source)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(source, flags)
+    try:
+        return _read_open(fd, limit, name)
+    finally:
+        os.close(fd)
+
+
+def _read_open(fd: int, limit: int, name: str) -> bytes:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(info.st_mode)})", name)
+    if info.st_size > limit:
+        raise FileTooLargeError(errno.EFBIG, f"file is {info.st_size:,} bytes, over the {limit:,} limit", name)
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    if left <= 0:
+        reported = f"more than the {info.st_size:,} bytes it reports"
+        raise FileTooLargeError(errno.EFBIG, f"file is over the {limit:,} limit ({reported})", name)
+    return b"".join(chunks)
+
+
+def _file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for the message."""
+    kinds = [(stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]  # fmt: skip
+    return next((what for test, what in kinds if test(mode)), "not a plain file")

@@ -20,11 +20,10 @@ import json
 import os
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphError, GraphFileError, KernelError
-from graphlab.fileio import atomic_write_text
+from graphlab.fileio import FileTooLargeError, atomic_write_text, read_limited
 from graphlab.graph import Graph, GraphState, Into, SequenceBuilder
 from graphlab.kernels import KernelRegistry, KernelSource
 from graphlab.limits import (
@@ -126,14 +125,21 @@ def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
             f"the path holds a NUL character at index {file.index(chr(0))}; no file name can",
             file=file.replace("\0", "\\0"),
         )
+    return loads(read_graph_file(path, file=file), kernels=kernels, file=file)
+
+
+def read_graph_file(source: str | os.PathLike[str] | int, *, file: str) -> bytes:
+    """The bytes of a graph file (a path, or a descriptor open for reading) named ``file`` in errors.
+
+    Read by :func:`graphlab.fileio.read_limited`: at most :data:`MAX_FILE_BYTES`, regular files only
+    (a FIFO or ``/dev/zero`` is refused, never read until memory runs out).
+    """
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise GraphFileError(f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,} limit", file=file)
-        raw = Path(path).read_bytes()
+        return read_limited(source, limit=MAX_FILE_BYTES)
+    except FileTooLargeError as exc:
+        raise GraphFileError(exc.strerror or str(exc), file=file) from exc
     except OSError as exc:
         raise GraphFileError(f"cannot read the file: {exc.strerror or exc}", file=file) from exc
-    return loads(raw, kernels=kernels, file=file)
 
 
 def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) -> Graph:
@@ -397,4 +403,4 @@ def _json_type(value: Any) -> str:
     )
 
 
-__all__ = ["FORMAT", "dumps", "load", "loads", "save", "to_dict"]
+__all__ = ["FORMAT", "dumps", "load", "loads", "read_graph_file", "save", "to_dict"]

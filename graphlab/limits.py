@@ -109,9 +109,10 @@ def repeat_problem(value: object) -> str | None:
 
 
 def fmt_problem(kind: str, value: object) -> str | None:
-    """Why ``value`` is not the ``fmt`` of an arg of ``kind``: only a rw_texture names a ti.Format."""
+    """Why ``value`` is not the ``fmt`` of an arg of ``kind``: a rw_texture, and only it, names a ti.Format."""
     if value is None:
-        return None
+        # as g.rw_texture refuses it: Taichi needs the format to build the texture's kernels
+        return "a rw_texture needs a fmt (a ti.Format name, e.g. 'r32f')" if kind == "rw_texture" else None
     if kind != "rw_texture":
         return f"only rw_texture args take a fmt, got fmt={_shown(value)} on a {kind}"
     if not isinstance(value, str) or value not in TEXTURE_FORMATS:

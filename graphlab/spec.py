@@ -79,6 +79,17 @@ class Arg:
             raise GraphError(f"arg {self.name!r}: a matrix arg needs a vector or matrix dtype")
         if self.kind in ("scalar", "matrix") and self.ndim:
             raise GraphError(f"arg {self.name!r}: a {self.kind} has no ndim (got {self.ndim})")
+        # as the builders make them (g.scalar, g.texture, g.rw_texture), so a loaded file holds nothing else
+        if self.kind == "scalar" and self.element_shape:
+            raise GraphError(
+                f"arg {self.name!r}: a scalar has no element shape (got {self.element_shape}); "
+                "declare a vector or matrix arg with g.matrix"
+            )
+        if self.kind in ("texture", "rw_texture") and (self.dtype is not None or self.element_shape):
+            raise GraphError(
+                f"arg {self.name!r}: a {self.kind} has no dtype or element shape (got dtype={self.dtype!r}, "
+                f"element_shape={self.element_shape}); a texture's texel format is its fmt (or its value's)"
+            )
         if self.shape is not None:
             self._check_shape(self.shape)
 

@@ -176,3 +176,60 @@ def test_the_server_extension_is_enabled_and_the_wheel_installs_both_halves():
         "labextension/dist": f"share/jupyter/labextensions/{name}",
         "jupyter-config/jupyter_server_config.d/graphlab.json": "etc/jupyter/jupyter_server_config.d/graphlab.json",
     }
+
+
+# --- the loader cell writes only names that pass the grammar ---------------------------------------
+
+ALLOWED_CELL_STATEMENTS = (ast.Import, ast.Assign, ast.Expr)
+
+
+def cell_statements_are_only_imports_load_and_editor(cell: str) -> None:
+    tree = ast.parse(cell)
+    *imports, load, editor = tree.body
+    assert all(isinstance(s, ast.Import) for s in imports), ast.unparse(tree)
+    assert ast.unparse(load).startswith("g = gl.load(") and ast.unparse(editor) == "gl.editor(g)"
+    for line in cell.splitlines():  # comments hold names only: no code breaks out of them
+        if line.startswith("#"):
+            assert all(ch.isalnum() or ch in " _,:.()'" for ch in line[1:]), line
+
+
+def test_a_kernel_reference_that_breaks_out_of_the_comment_never_reaches_the_cell(tmp_path):
+    """``__main__:k\\nimport os; os.system(...)\\n#`` once ended the comment and ran when the cell did."""
+    marker = tmp_path / "ran"
+    hostile = f"__main__:k\nimport os; os.system('touch {marker}')\n#"
+    cell = loader_cell("a.graph.json", graph_text(hostile, "__main__:fine", "mod.sub:k\rimport os"))
+    cell_statements_are_only_imports_load_and_editor(cell)
+    assert "os.system" not in cell and "import os" not in cell
+    assert "# defined in a notebook: define fine in a cell above this one" in cell
+    assert "# 2 kernel reference(s) in the file are not module:name and are left out" in cell
+    namespace: dict = {}
+    exec(compile(ast.Module(ast.parse(cell).body[:-2], []), "cell", "exec"), namespace)  # the imports
+    assert not marker.exists()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=12) | st.from_regex(r"[a-z_.]{1,6}:[a-z_.\n#;]{1,8}", fullmatch=True), max_size=4))
+def test_any_kernel_references_give_a_cell_of_imports_load_and_editor_only(refs):
+    cell_statements_are_only_imports_load_and_editor(loader_cell("a.graph.json", graph_text(*refs)))
+
+
+def test_an_arg_name_that_is_a_list_is_refused_at_its_json_path_not_a_crash(tmp_path):
+    path = tmp_path / "listname.graph.json"
+    path.write_text(json.dumps({
+        "format": "graphlab.graph/1", "name": "g", "sequences": [],
+        "args": [{"name": ["x"], "kind": "ndarray", "dtype": "f32", "ndim": 1, "element_shape": []}],
+        "body": [{"type": "dispatch", "name": "k", "kernel": "m:k", "bindings": {"u": "x"}}],
+    }))  # fmt: skip
+    assert len(stand_in_kernels(path.read_bytes())) == 1
+    with pytest.raises(GraphFileError, match=r"\$\.args\[0\]\.name: expected a string, got a list"):
+        draw_file(path)
+
+
+def test_main_reads_the_content_from_stdin_and_names_it_as_told(tmp_path):
+    doc_kernels.demo_graph().save(tmp_path / "demo.graph.json")
+    run = [sys.executable, "-m", "graphlab.fileview.drawing", "--stdin", "sub/demo.graph.json"]
+    done = subprocess.run(run, input=(tmp_path / "demo.graph.json").read_bytes(), capture_output=True, timeout=300)
+    answer = json.loads(done.stdout)
+    assert done.returncode == 0 and "gl.load('demo.graph.json'" in answer["cell"]
+    done = subprocess.run(run, input=b'{"format": 3}', capture_output=True, timeout=300)
+    assert json.loads(done.stdout) == {"error": "sub/demo.graph.json: $.format: expected a string, got an integer"}

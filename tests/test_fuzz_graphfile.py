@@ -1,5 +1,8 @@
 """Property: any file given to ``gl.load`` loads or raises GraphFileError naming the file, and nothing is written.
 
+And every arg a file can hold is one the model's builders make (``g.scalar`` ... ``g.rw_texture``)
+and Taichi takes in the code ``g.to_code()`` writes: the loader checks no less than the builders.
+
 tests/test_graphfile.py damages a valid mpm88 file; here the content is generated from nothing:
 any JSON value, any bytes, and objects shaped like a graph file whose fields take any value (kernel
 references included: ``os:system`` must resolve to nothing, since only the kernels given count).
@@ -17,7 +20,9 @@ from hypothesis import strategies as st
 
 import graphlab as gl
 from graphlab import doc_kernels
+from graphlab.codegen import arg_code, dtype_code
 from graphlab.graphfile import FORMAT
+from graphlab.spec import DTYPES
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -139,3 +144,48 @@ def test_a_path_that_is_no_path_is_a_graph_file_error(path):
 def test_a_text_that_is_no_text_is_a_graph_file_error(text):
     with pytest.raises(gl.GraphFileError, match="expected the file's text as str or bytes"):
         gl.loads(text, kernels=doc_kernels)
+
+
+# --- what the loader accepts, the model's builders accept, and Taichi takes ------------------------
+
+ARG_FIELDS = st.fixed_dictionaries(
+    {
+        "name": st.sampled_from(["a", "b"]),
+        "kind": st.sampled_from(["scalar", "ndarray", "matrix", "texture", "rw_texture"]),
+        "dtype": st.sampled_from([None, *DTYPES]),
+        "ndim": st.integers(0, 3),
+        "element_shape": st.lists(st.integers(1, 4), max_size=2),
+        "role": st.sampled_from(["state", "input", "output", "temp"]),
+    },
+    optional={"fmt": st.sampled_from([None, "r32f", "rgba8", "r32i"]), "shape": st.none() | st.just([4, "n", 2])},
+)
+
+
+def built_again(arg: gl.Arg) -> gl.Arg:
+    """The arg declared through its kind's builder, from the loaded arg's fields."""
+    g = gl.Graph("again")
+    if arg.kind in ("texture", "rw_texture"):
+        if arg.kind == "texture":
+            return g.texture(arg.name, arg.ndim, role=arg.role)
+        return g.rw_texture(arg.name, arg.ndim, getattr(ti.Format, arg.fmt), role=arg.role)
+    dtype = eval(dtype_code(arg.dtype, arg.element_shape), {"ti": ti})
+    if arg.kind == "ndarray":
+        return g.ndarray(arg.name, dtype, arg.ndim, shape=arg.shape, role=arg.role)
+    return getattr(g, arg.kind)(arg.name, dtype, role=arg.role)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(ARG_FIELDS, max_size=2))
+@example([{"name": "t", "kind": "rw_texture", "dtype": None, "ndim": 2, "element_shape": [], "role": "state",
+           "fmt": None}])  # fmt: skip
+@example([{"name": "s", "kind": "scalar", "dtype": "f32", "ndim": 0, "element_shape": [2], "role": "state"}])
+def test_every_arg_the_loader_accepts_the_builders_make_and_taichi_takes(ti_cpu, args):
+    text = json.dumps({"format": FORMAT, "name": "g", "args": args, "sequences": [], "body": []})
+    try:
+        graph = gl.loads(text, kernels={})
+    except gl.GraphFileError as exc:
+        assert exc.json_path.startswith("$.args[")
+        return
+    for arg in graph.args.values():
+        assert built_again(arg) == arg
+        eval(arg_code(arg), {"ti": ti})  # the code g.to_code() writes for it builds a ti.graph.Arg

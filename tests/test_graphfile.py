@@ -168,3 +168,27 @@ def test_mutated_files_load_or_raise_graph_file_error_only(mpm88):
         graph.validate(access="ast")
 
     check()
+
+
+def _one_arg_file(**arg) -> str:
+    return json.dumps({"format": "graphlab.graph/1", "name": "g", "args": [arg], "sequences": [], "body": []})
+
+
+@pytest.mark.parametrize(
+    ("arg", "words"),
+    [
+        ({"name": "t", "kind": "rw_texture", "dtype": None, "ndim": 2, "element_shape": [], "fmt": None},
+         "a rw_texture needs a fmt"),
+        ({"name": "t", "kind": "rw_texture", "dtype": None, "ndim": 2, "element_shape": []}, "a rw_texture needs a fmt"),
+        ({"name": "s", "kind": "scalar", "dtype": "f32", "ndim": 0, "element_shape": [2]}, "a scalar has no element shape"),
+        ({"name": "t", "kind": "texture", "dtype": "f32", "ndim": 2, "element_shape": []}, "a texture has no dtype or element shape"),
+    ],
+    ids=["rw-fmt-null", "rw-fmt-missing", "scalar-vector", "texture-dtype"],
+)  # fmt: skip
+def test_an_arg_the_builders_cannot_make_is_refused_by_the_model_and_the_file(arg, words):
+    """``"fmt": null`` once loaded, then ``to_code()`` wrote ``ti.Format.None`` and export failed late."""
+    fields = {"fmt": None, **arg, "element_shape": tuple(arg["element_shape"])}
+    with pytest.raises(gl.GraphError, match=words):
+        gl.Arg(**fields)
+    with pytest.raises(gl.GraphFileError, match=rf"\$\.args\[0\]: arg '{arg['name']}': {words}"):
+        gl.loads(_one_arg_file(**arg), kernels={})

@@ -56,7 +56,7 @@ def arg_specs(draw, name):
         fmt = draw(st.sampled_from(TEXTURE_FORMATS)) if kind == "rw_texture" else None
         return Arg(name, kind, None, draw(st.integers(0, MAX_NDIM)), (), fmt, role)
     dtype = draw(st.sampled_from(DTYPES))
-    element = draw(st.lists(st.integers(1, MAX_ELEMENT_DIM), min_size=int(kind == "matrix"), max_size=2))
+    element = draw(st.lists(st.integers(1, MAX_ELEMENT_DIM), min_size=int(kind == "matrix"), max_size=2 * (kind != "scalar")))
     if kind != "ndarray":
         return Arg(name, kind, dtype, 0, tuple(element), None, role)
     ndim = draw(st.integers(0, MAX_NDIM))

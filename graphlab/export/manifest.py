@@ -56,6 +56,7 @@ from typing import Any
 from graphlab._version import __version__
 from graphlab.errors import GraphError
 from graphlab.export.errors import ManifestError
+from graphlab.fileio import read_limited
 from graphlab.limits import TEXTURE_FORMATS
 from graphlab.names import shown
 from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
@@ -480,11 +481,15 @@ def _debug_steps(r: _Reader, data: Any, names: set[str]) -> dict[str, DebugSteps
     return out
 
 
+#: The most bytes a manifest.json may hold (a graph file's limit; read with graphlab.fileio.read_limited).
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+
+
 def load_manifest_json(folder: Path, fix: str = _FIX) -> Any:
     """The parsed ``folder/manifest.json``; a ManifestError (never a RecursionError) when it cannot be."""
     file = folder / "manifest.json"
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_limited(file, limit=MAX_MANIFEST_BYTES).decode("utf-8")
     except FileNotFoundError as e:
         raise ManifestError(f"missing; pass the folder gl.export wrote, not {folder}", file=str(file)) from e
     except (OSError, ValueError) as e:

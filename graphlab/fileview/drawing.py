@@ -7,24 +7,25 @@ reference, with the parameters its dispatches bind. The drawing is then :func:`g
 without diagnostics and without read/write directions (both need the real kernels: the notebook the
 viewer opens has them).
 
-The server runs ``python -m graphlab.fileview.drawing FILE`` in a child process: drawing imports
-Taichi (the read/write analysis tries the kernels), which the Jupyter server should not carry.
+The server draws in a child process: drawing imports Taichi (the read/write analysis tries the
+kernels), which the Jupyter server should not carry. The server opens the file itself (once, after
+checking where it leads: :mod:`graphlab.fileview.opening`) and hands the child its bytes on stdin
+(``--stdin NAME``); ``python -m graphlab.fileview.drawing FILE`` reads a file by name, for a shell.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import keyword
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphFileError, GraphlabError
-from graphlab.graphfile import MAX_FILE_BYTES, loads
+from graphlab.graphfile import MAX_FILE_BYTES, loads, read_graph_file
 from graphlab.kernels import KernelInfo, KernelRegistry, Param
+from graphlab.names import name_problem
 from graphlab.render import to_svg
 
 #: The suffix the viewer opens (the same as JupyterLab's file type pattern in labextension/).
@@ -33,26 +34,46 @@ SUFFIX = ".graph.json"
 
 def draw_file(path: str | Path) -> str:
     """The SVG drawing of the graph file at ``path``; GraphFileError names the place of a problem."""
-    text = _read(Path(path))
-    graph = loads(text, kernels=KernelRegistry(stand_in_kernels(text)), file=str(path))
+    return draw_text(read_graph_file(path, file=str(path)), file=str(path))
+
+
+def draw_text(text: str | bytes, *, file: str) -> str:
+    """The SVG drawing of a graph file's content, ``file`` naming it in errors."""
+    graph = loads(text, kernels=KernelRegistry(stand_in_kernels(text)), file=file)
     return to_svg(graph, diagnostics=[])
 
 
+USAGE = "usage: python -m graphlab.fileview.drawing FILE.graph.json  (or --stdin NAME, the content on stdin)"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print ``{"svg": ..., "cell": ...}`` for the file named on the command line, or ``{"error": ...}``."""
+    """Print ``{"svg": ..., "cell": ...}`` for the file named on the command line, or ``{"error": ...}``.
+
+    ``--stdin NAME`` reads the content from stdin (at most :data:`MAX_FILE_BYTES`) and names it
+    ``NAME``: the Jupyter server's way, so the child never opens a path itself.
+    """
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print(json.dumps({"error": "usage: python -m graphlab.fileview.drawing FILE.graph.json"}))
+    if len(args) not in (1, 2) or (len(args) == 2) != (args[0] == "--stdin"):
+        print(json.dumps({"error": USAGE}))
         return 2
-    path = Path(args[0])
+    name = args[-1]
     try:
+        text = _stdin_text(name) if len(args) == 2 else read_graph_file(name, file=name)
         with contextlib.redirect_stdout(sys.stderr):  # Taichi's banner is no part of the answer
-            answer = {"svg": draw_file(path), "cell": loader_cell(path.name, _read(path))}
+            answer = {"svg": draw_text(text, file=name), "cell": loader_cell(Path(name).name, text)}
     except GraphlabError as exc:
         print(json.dumps({"error": str(exc)}))
         return 1
     print(json.dumps(answer))
     return 0
+
+
+def _stdin_text(name: str) -> bytes:
+    """The content the server sent on stdin, refused past the graph file limit."""
+    text = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(text) > MAX_FILE_BYTES:
+        raise GraphFileError(f"file is over the {MAX_FILE_BYTES:,} limit", file=name)
+    return text
 
 
 def stand_in_kernels(text: str | bytes) -> list[KernelInfo]:
@@ -62,7 +83,8 @@ def stand_in_kernels(text: str | bytes) -> list[KernelInfo]:
     """
     data = _parsed(text)
     params: dict[str, dict[str, str]] = {}
-    kinds = {a.get("name"): a.get("kind") for a in _list(data, "args") if isinstance(a, dict)}
+    args = [a for a in _list(data, "args") if isinstance(a, dict) and isinstance(a.get("name"), str)]
+    kinds = {a["name"]: a.get("kind") for a in args}  # a name of another type: loads() names its place
     for node in _dispatches(data):
         ref, bindings = node.get("kernel"), node.get("bindings")
         if not isinstance(ref, str):
@@ -80,11 +102,14 @@ def loader_cell(file_name: str, text: str | bytes) -> str:
     The kernels come from the modules the file names (imported by the user running the cell, not
     by the viewer); kernels defined in a notebook (``__main__:k``) come from the notebook's globals.
     """
-    refs = sorted({ref for ref in (n.get("kernel") for n in _dispatches(_parsed(text))) if isinstance(ref, str)})
-    modules = sorted({ref.split(":", 1)[0] for ref in refs if ":" in ref} - {"__main__"})
-    modules = [m for m in modules if _MODULE.fullmatch(m) and not any(keyword.iskeyword(p) for p in m.split("."))]
+    found = {ref for ref in (n.get("kernel") for n in _dispatches(_parsed(text))) if isinstance(ref, str)}
+    # only references whose every part passes the name grammar reach the cell (as code or as comment)
+    refs = sorted(ref for ref in found if _is_reference(ref))
+    modules = sorted({ref.split(":", 1)[0] for ref in refs} - {"__main__"})
     in_notebook = [ref.split(":", 1)[1] for ref in refs if ref.startswith("__main__:")]
     lines = ["import graphlab as gl", *(f"import {m}" for m in modules), ""]
+    if len(refs) < len(found):
+        lines.append(f"# {len(found) - len(refs)} kernel reference(s) in the file are not module:name and are left out")
     if in_notebook:
         lines.append(f"# defined in a notebook: define {', '.join(in_notebook)} in a cell above this one")
     if modules and not in_notebook:
@@ -96,7 +121,13 @@ def loader_cell(file_name: str, text: str | bytes) -> str:
 
 
 _KINDS = frozenset(("scalar", "ndarray", "matrix", "texture", "rw_texture"))
-_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _is_reference(ref: str) -> bool:
+    """Whether ``ref`` is ``module:qualname`` with every dotted part a name (:mod:`graphlab.names`)."""
+    module, colon, qualname = ref.partition(":")
+    parts = [*module.split("."), *qualname.split(".")]
+    return bool(colon) and all(name_problem(part) is None for part in parts)
 
 
 def _stand_in(ref: str, params: dict[str, str]) -> KernelInfo:
@@ -106,16 +137,6 @@ def _stand_in(ref: str, params: dict[str, str]) -> KernelInfo:
         raise AssertionError(f"the stand-in of {ref} is drawn, never run")
 
     return KernelInfo(fn, name, ref, tuple(Param(p, kind) for p, kind in params.items()), returns=False)
-
-
-def _read(path: Path) -> bytes:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise GraphFileError(f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,} limit", file=str(path))
-        return path.read_bytes()
-    except OSError as exc:
-        raise GraphFileError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
 
 
 def _parsed(text: str | bytes) -> Any:
