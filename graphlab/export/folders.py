@@ -13,13 +13,13 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import tempfile
 import uuid
 from pathlib import Path
 
 from graphlab.export.errors import ExportError, ManifestError, OutputPathError
 from graphlab.export.seal import listed_files, walk_files
+from graphlab.leftovers import host_tag, process_alive
 from graphlab.names import shown
 
 __all__ = [
@@ -44,10 +44,6 @@ _OWN_FOLDER = re.compile(
 #: What gl.export writes besides manifest.json and the files it lists: the generated C host.
 HOST_FILES = ("main.c", "npy.c", "npy.h", "CMakeLists.txt", "README.md")
 _KEEP_OUT = "nothing was deleted: remove it yourself or choose another path"
-
-
-def host_tag() -> str:
-    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24] or "host"
 
 
 def _own_prefix(target: Path, kind: str) -> str:
@@ -187,17 +183,6 @@ def check_replaceable(folder: Path, target: Path) -> None:
         )
 
 
-def _process_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this machine (one of another user's counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True
-    return True
-
-
 def remove_stale_folders(parent: Path) -> list[Path]:
     """Delete the hidden folders interrupted exports left in ``parent``; return what was deleted.
 
@@ -214,7 +199,7 @@ def remove_stale_folders(parent: Path) -> list[Path]:
     host = host_tag()
     for entry in entries:
         match = _OWN_FOLDER.fullmatch(entry.name)
-        if match is None or match["host"] != host or _process_alive(int(match["pid"])):
+        if match is None or match["host"] != host or process_alive(int(match["pid"])):
             continue
         if entry.is_symlink() or not entry.is_dir():
             continue

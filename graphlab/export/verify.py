@@ -48,6 +48,7 @@ from graphlab.export.manifest import Manifest, Sample, module_folder, read_manif
 from graphlab.export.report import NOISE, NOISE_FACTOR, OutputDiff, VerifyReport, compare
 from graphlab.export.seal import check_files, check_listed
 from graphlab.graphfile import loads
+from graphlab.leftovers import scratch_prefix
 from graphlab.plan import ControlEvent
 from graphlab.runvalues import array_problem, dims_problem, number_problem, numpy_dtype
 from graphlab.shape_facts import first_violation
@@ -455,7 +456,7 @@ def verify(
     check_files(manifest, missing_ok=(stored,) if kernels is not None else ())
     values = make_inputs(manifest, inputs, seed=seed)
     timings: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="graphlab-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("verify")) as tmp:
         inputs_dir = Path(tmp, "inputs")
         inputs_dir.mkdir()
         for name, value in values.items():
