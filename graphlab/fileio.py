@@ -27,7 +27,7 @@ from pathlib import Path
 from graphlab.errors import FileWriteError
 from graphlab.leftovers import owner_tag, remove_stale
 
-__all__ = ["atomic_write_text", "write_error"]
+__all__ = ["atomic_write_text", "write_error", "write_fix"]
 
 #: Characters of the target's name kept in the temporary name (a stray temp file says whose it was).
 _KEPT = 32
@@ -114,11 +114,16 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def write_fix(code: int | None) -> str:
+    """What to do about a write that failed with errno ``code`` (a full disk, a read-only file system...)."""
+    return _FIXES.get(code or 0, "choose another location")
+
+
 def write_error(exc: OSError, path: Path | str, what: str = "write") -> FileWriteError:
     """A :class:`FileWriteError` for ``exc``, naming ``path`` (not a temporary name) and the fix."""
     code = exc.errno
     reason = exc.strerror or (os.strerror(code) if code is not None else str(exc))
-    fix = _FIXES.get(code or 0, "choose another location")
+    fix = write_fix(code)
     message = f"cannot {what} {path}: {reason}; {fix}; nothing was changed there"
     return FileWriteError(message, path=str(path), errno=code)
 
