@@ -452,17 +452,20 @@ def _build(
         (tmp / name).write_text(text, encoding="utf-8")
     (tmp / "source" / "kernels.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     entries = ["module", "source", *([tcm_name] if tcm_name else [])]
+    graph_entries = [_graph_entry(g, samples, plans[g.name]) for g in graphs]
+    contract = {"graphs": graph_entries, "dims": dims}  # sealed: manifest.json's copy is checked against it
+    (tmp / "source" / "contract.json").write_text(json.dumps(contract, indent=2, sort_keys=True) + "\n")
     write_manifest(tmp, {
         "arch": arch,
         "taichi_version": answer["taichi_version"],
-        "graphs": [_graph_entry(g, samples, plans[g.name]) for g in graphs],
+        "graphs": graph_entries,
         "dims": dims,
         "memory_plan": memory,
         "caps": request["caps"],
         "cpu_max_num_threads": answer["cpu_max_num_threads"],
         "tcm": tcm_name,
         "source": {"graphs": {g.name: f"source/{g.name}.graph.json" for g in graphs},
-                   "kernels": "source/kernels.json"},
+                   "kernels": "source/kernels.json", "contract": "source/contract.json"},
         "files": file_digests(tmp, entries),
         **({"debug_steps": dict(debug_steps)} if debug_steps else {}),
     })  # fmt: skip
