@@ -30,6 +30,7 @@ import sys
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from graphlab.export.errors import ManifestError
@@ -122,7 +123,8 @@ def check_signature(folder: Path, data: Mapping[str, Any]) -> None:
 def _caller_level() -> int:
     """The ``stacklevel`` of the first frame outside graphlab: the user's call that loads the folder."""
     package = str(Path(__file__).resolve().parents[1])
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level
