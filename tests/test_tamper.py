@@ -236,3 +236,12 @@ def test_an_arg_the_module_takes_but_the_manifest_drops_is_refused(copy_of, user
     edit_json(copy_of, "manifest.json", drop)
     with pytest.warns(UnsealedModuleWarning), pytest.raises(ManifestError, match=r"takes arg 'a', which the manifest"):
         gl.load_module(copy_of)
+
+
+def test_dbg_compare_against_another_users_folder_warns_too(exported, users, monkeypatch):
+    act_as(monkeypatch, users, "other")
+    x, y = ti.ndarray(ti.f32, 8), ti.ndarray(ti.f32, 8)
+    x.from_numpy(np.arange(8, dtype=np.float32))
+    dbg = tamper_graph().debug({"a": 2.0, "x": x, "y": y})
+    with pytest.warns(UnsealedModuleWarning, match=r"was not exported by this user"):
+        dbg.compare(exported)
