@@ -245,3 +245,18 @@ def test_dbg_compare_against_another_users_folder_warns_too(exported, users, mon
     dbg = tamper_graph().debug({"a": 2.0, "x": x, "y": y})
     with pytest.warns(UnsealedModuleWarning, match=r"was not exported by this user"):
         dbg.compare(exported)
+
+
+def test_a_manifest_that_drops_its_sealed_copy_is_refused(copy_of, users, monkeypatch):
+    act_as(monkeypatch, users, "other")
+
+    def unlist(data: dict) -> None:
+        data["source"].pop("contract")
+        data["files"].pop("source/contract.json")
+        drop_relation_and_rename_dim(data)
+
+    edit_json(copy_of, "manifest.json", unlist)
+    (copy_of / "source" / "contract.json").unlink()
+    with pytest.warns(UnsealedModuleWarning), pytest.raises(ManifestError) as caught:
+        gl.load_module(copy_of)
+    assert caught.value.json_path == "$.source.contract" and "this manifest was edited" in caught.value.reason

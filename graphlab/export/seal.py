@@ -152,9 +152,16 @@ def check_contract(manifest: Manifest) -> None:
     names), its shape relations (the guard against buffers too short for the kernels' loops), its
     control tree, and the default dims. An edit to those in the manifest alone is refused here.
     """
-    rel = (manifest.source or {}).get("contract")
+    if manifest.source is None:
+        return  # no sources: a hand-made manifest (gl.verify refuses it); the module's own table still checks it
+    rel = manifest.source.get("contract")
     if not rel:
-        return  # exported before the contract was written: the module metadata check still runs
+        raise manifest_error(
+            manifest.folder,
+            "$.source.contract",
+            "is missing, but gl.export writes a sealed copy of the graphs there (source/contract.json): this "
+            "manifest was edited, or comes from an older graphlab",
+        )
     content = check_listed(manifest, rel, "$.source.contract")
     try:
         contract = json.loads(content)
