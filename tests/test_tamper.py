@@ -32,8 +32,7 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.export.errors import ManifestError
-from graphlab.export.signature import UnsealedModuleWarning
+from graphlab.export.errors import ManifestError, UnsealedModuleWarning
 
 ROOT = str(Path(__file__).resolve().parents[1])
 

@@ -66,3 +66,7 @@ class HostBuildError(GraphlabError, RuntimeError):
 
 class ExportSizeWarning(UserWarning):
     """The exported buffers at their default dims exceed this machine's memory: ``gl.verify`` cannot run them here."""
+
+
+class UnsealedModuleWarning(UserWarning):
+    """A module folder was not signed by this user: its sha256 seal is vouched for only by its own manifest."""

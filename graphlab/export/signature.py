@@ -33,15 +33,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from graphlab.export.errors import ManifestError
+from graphlab.export.errors import ManifestError, UnsealedModuleWarning
 
-__all__ = ["UnsealedModuleWarning", "check_signature", "key_file", "sign"]
+__all__ = ["check_signature", "key_file", "sign"]
 
 _KEY_BYTES = 32
-
-
-class UnsealedModuleWarning(UserWarning):
-    """A module folder was not signed by this user: its sha256 seal is vouched for only by its own manifest."""
 
 
 def key_file() -> Path:
