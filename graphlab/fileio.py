@@ -32,7 +32,7 @@ __all__ = ["atomic_write_text", "write_error", "write_fix"]
 #: Characters of the target's name kept in the temporary name (a stray temp file says whose it was).
 _KEPT = 32
 #: A temporary name this module makes: ``.<up to 32 characters>.<host>-<pid>-<12 hex>.tmp``.
-_OWN_TEMP = r"\..{{1,32}}\.{owner}-[0-9a-f]{{12}}\.tmp"
+_OWN_TEMP = r"\..{{1,%s}}\.{owner}-[0-9a-f]{{12}}\.tmp".replace("%s", str(_KEPT))
 #: What to do about a write that failed with these errors.
 _FIXES = {
     errno.ENOSPC: "the file system is full; free some space or choose another location",
