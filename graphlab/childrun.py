@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphlabError
+from graphlab.leftovers import scratch_prefix
+from graphlab.parentwatch import child_env, watch_parent
 
 __all__ = ["ChildRunError", "run_child"]
 
@@ -47,6 +49,8 @@ def run_child(
     The function gets the request (JSON data) plus ``"workdir"``, a scratch folder deleted
     afterwards, and returns JSON data. The child shares nothing with this process: a Taichi crash
     or a second ``ti.init`` there cannot hurt the notebook. ``sys_path`` entries are importable there.
+    The child dies with this process (:mod:`graphlab.parentwatch`), and a scratch folder a killed
+    process left is deleted by the next call (:mod:`graphlab.leftovers`).
 
     Raises
     ------
@@ -54,9 +58,9 @@ def run_child(
         The child raised (its exception type and message are in the error), crashed or timed out.
     """
     package_root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
+    env = child_env(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([package_root, *sys_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    with tempfile.TemporaryDirectory(prefix="graphlab-child-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("child")) as tmp:
         req, out = Path(tmp, "request.json"), Path(tmp, "result.json")
         req.write_text(json.dumps({"entry": entry, "request": dict(request), "workdir": tmp}))
         try:
@@ -90,6 +94,7 @@ def run_child(
 
 def _child_main(argv: Sequence[str]) -> int:
     """Entry point of the child: read the request, call the function, write the result atomically."""
+    watch_parent()
     req_path, out_path = Path(argv[0]), Path(argv[1])
     message = json.loads(req_path.read_text())
     try:

@@ -63,3 +63,20 @@ class StaleGraphError(GraphlabError, RuntimeError):
 
 class ToolMissingError(GraphlabError, RuntimeError):
     """A system component (dot, a C compiler, Vulkan) is missing; the message says how to install it."""
+
+
+class FileWriteError(GraphlabError, OSError):
+    """A file or folder could not be written (a full or read-only file system, no permission, a size limit).
+
+    Also an ``OSError`` with the ``errno`` of the failure; ``filename`` is the path the caller
+    named (never a temporary name) and the message says the fix. Nothing the caller had is lost:
+    the old file, if any, is unchanged.
+    """
+
+    def __init__(self, message: str, *, path: str, errno: int | None = None) -> None:
+        super().__init__(errno, message)
+        self.filename = path
+        self.message = message
+
+    def __str__(self) -> str:  # OSError would show "[Errno 28] ..." without the path and the fix
+        return self.message

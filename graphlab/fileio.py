@@ -8,8 +8,11 @@ What a plain ``tempfile.mkstemp`` + rename gets wrong, and this does not:
   gets ``0o666`` minus the umask (0644 under umask 022), as ``open(path, "w")`` would give, not
   mkstemp's 0600;
 - a symlink stays a link: the file it points to is replaced (atomically), not the link;
-- the temporary name is short (``.<first 32 characters>.<12 hex>.tmp``), so a target whose name is
-  close to the 255-byte NAME_MAX still saves.
+- the temporary name is short (``.<first 32 characters>.<host>-<pid>-<12 hex>.tmp``), so a target
+  whose name is close to the 255-byte NAME_MAX still saves; it names the process that wrote it, so
+  the next save into the folder deletes what a killed process left (:mod:`graphlab.leftovers`);
+- a full or read-only file system, a missing permission or a file size limit gives a
+  :class:`~graphlab.errors.FileWriteError` naming the file and the fix, not a raw OSError.
 """
 
 from __future__ import annotations
@@ -21,10 +24,27 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["FileTooLargeError", "atomic_write_text", "read_limited"]
+from graphlab.errors import FileWriteError
+from graphlab.leftovers import owner_tag, remove_stale
+
+__all__ = ["FileTooLargeError", "atomic_write_text", "read_limited", "write_error", "write_fix"]
 
 #: Characters of the target's name kept in the temporary name (a stray temp file says whose it was).
 _KEPT = 32
+#: A temporary name this module makes: ``.<up to 32 characters>.<host>-<pid>-<12 hex>.tmp``.
+_OWN_TEMP = r"\..{{1,%s}}\.{owner}-[0-9a-f]{{12}}\.tmp".replace("%s", str(_KEPT))
+#: What to do about a write that failed with these errors.
+_FIXES = {
+    errno.ENOSPC: "the file system is full; free some space or choose another location",
+    errno.EDQUOT: "the disk quota is used up; free some space or choose another location",
+    errno.EROFS: "the file system is read-only; choose a writable location",
+    errno.EFBIG: "the file is larger than the file system or this process's file size limit (ulimit -f) allows; "
+    "raise the limit or choose another location",
+    errno.EACCES: "no permission to write there; choose a writable location or change the folder's permissions",
+    errno.EPERM: "the operation is not permitted there; choose a writable location",
+    errno.ENOENT: "the folder does not exist; create it first or choose another location",
+    errno.ENOTDIR: "a part of the path is a file, not a folder; choose another location",
+}
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> Path:
@@ -45,7 +65,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
         raise _named(exc, target) from exc
     if old is not None and not stat.S_ISREG(old.st_mode):  # OSError(EISDIR) is an IsADirectoryError
         raise OSError(errno.EISDIR if stat.S_ISDIR(old.st_mode) else errno.EINVAL, "not a regular file", str(target))
-    tmp = real.with_name(f".{real.name[:_KEPT]}.{secrets.token_hex(6)}.tmp")
+    remove_stale(real.parent, _OWN_TEMP)  # what killed saves left in this folder
+    tmp = real.with_name(f".{real.name[:_KEPT]}.{owner_tag()}-{secrets.token_hex(6)}.tmp")
     # a new file: 0o666 minus the umask, applied by the kernel; an existing one: no wider than it was
     create_mode = 0o666 if old is None else stat.S_IMODE(old.st_mode) & 0o777
     try:
@@ -93,11 +114,23 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def write_fix(code: int | None) -> str:
+    """What to do about a write that failed with errno ``code`` (a full disk, a read-only file system...)."""
+    return _FIXES.get(code or 0, "choose another location")
+
+
+def write_error(exc: OSError, path: Path | str, what: str = "write") -> FileWriteError:
+    """A :class:`FileWriteError` for ``exc``, naming ``path`` (not a temporary name) and the fix."""
+    code = exc.errno
+    reason = exc.strerror or (os.strerror(code) if code is not None else str(exc))
+    fix = write_fix(code)
+    message = f"cannot {what} {path}: {reason}; {fix}; nothing was changed there"
+    return FileWriteError(message, path=str(path), errno=code)
+
+
 def _named(exc: OSError, target: Path) -> OSError:
-    """The same kind of error, naming the file the caller asked for rather than the temporary name."""
-    if exc.errno is None:  # no errno to rebuild it from: keep it as it is
-        return OSError(*exc.args)
-    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(target))
+    """The same failure, naming the file the caller asked for rather than the temporary name, with the fix."""
+    return write_error(exc, target, "save")
 
 
 # --- reading -------------------------------------------------------------------------------------

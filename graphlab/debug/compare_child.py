@@ -32,6 +32,7 @@ from graphlab.dataflow import assume_access
 from graphlab.debug.compare_sides import side_state
 from graphlab.debug.session import DebugOptions, DebugSession
 from graphlab.graphfile import loads
+from graphlab.parentwatch import watch_parent
 
 
 def start_values(graph: Any, folder: Path) -> dict[str, Any]:
@@ -136,7 +137,11 @@ class _Server:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Serve commands from fd ``argv[0]``, answer on fd ``argv[1]``, until ``quit`` or end of input."""
+    """Serve commands from fd ``argv[0]``, answer on fd ``argv[1]``, until ``quit`` or end of input.
+
+    The process dies with its parent (:mod:`graphlab.parentwatch`), even in the middle of a command.
+    """
+    watch_parent()
     server = _Server()
     with os.fdopen(int(argv[0]), "r") as inbox, os.fdopen(int(argv[1]), "w") as outbox:
         for line in inbox:

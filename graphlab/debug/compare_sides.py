@@ -31,6 +31,8 @@ import numpy as np
 
 from graphlab.childrun import ChildRunError
 from graphlab.debug.session_errors import DebugError
+from graphlab.leftovers import scratch_prefix
+from graphlab.parentwatch import child_env
 
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
@@ -116,7 +118,7 @@ class ChildSide:
         self.arch = arch
         self.threads = threads
         self.timeout = timeout
-        self.scratch = Path(tempfile.mkdtemp(prefix="graphlab-compare-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix=scratch_prefix("compare")))
         self.values_dir = self.scratch / "values"
         self.folder = self.scratch / "buffers"
         self.folder.mkdir()
@@ -125,7 +127,7 @@ class ChildSide:
         self._log = (self.scratch / "child.log").open("w+")
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        env = dict(os.environ)
+        env = child_env(os.environ)  # the child dies with this process (graphlab.parentwatch)
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         self.proc = subprocess.Popen(

@@ -29,7 +29,7 @@ _LAZY = {
     "UnknownGraphError": "errors", "ExportError": "errors", "ExportResult": "exporter",
     "OutputPathError": "errors", "Manifest": "manifest", "read_manifest": "manifest", "Module": "cruntime",
     "load_module": "cruntime", "OutputDiff": "report", "VerifyError": "verify", "VerifyReport": "report",
-    "FrameEvent": "control",
+    "FrameEvent": "control", "ExportSizeWarning": "errors", "UnsealedModuleWarning": "errors",
 }  # fmt: skip
 __all__ = sorted(_LAZY)
 

@@ -62,3 +62,11 @@ class HostGenError(GraphlabError, ValueError):
 
 class HostBuildError(GraphlabError, RuntimeError):
     """The C compiler ran and failed; the message holds the command and the compiler's output."""
+
+
+class ExportSizeWarning(UserWarning):
+    """The exported buffers at their default dims exceed this machine's memory: ``gl.verify`` cannot run them here."""
+
+
+class UnsealedModuleWarning(UserWarning):
+    """A module folder was not signed by this user: its sha256 seal is vouched for only by its own manifest."""

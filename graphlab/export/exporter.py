@@ -37,6 +37,7 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,9 +50,10 @@ from graphlab.export._child import VULKAN_CAPS, run_watched
 from graphlab.export.capi import C_SCALARS
 from graphlab.export.control import plan_to_json
 from graphlab.export.debug_variant import debug_entry, step_graphs
-from graphlab.export.errors import ExportError, OutputPathError
+from graphlab.export.errors import ExportError, ExportSizeWarning, OutputPathError
 from graphlab.export.folders import (
     check_target,
+    disk_error,
     make_parents,
     move_into_place,
     output_folder,
@@ -60,6 +62,7 @@ from graphlab.export.folders import (
     temporary_folder,
 )
 from graphlab.export.manifest import ARCHS, Manifest, Sample, arg_entry, read_manifest, relation_entry, write_manifest
+from graphlab.export.room import physical_bytes, too_big
 from graphlab.export.seal import file_digests
 from graphlab.export.values import collect_values, exported_args, plan_memory, written_args
 from graphlab.graph import Graph
@@ -341,6 +344,7 @@ def export(
         plans = plan_graphs(graphs)
         default_dims, samples = collect_values(graphs, dims, values)
         memory = plan_memory(graphs, default_dims, samples)
+        _warn_if_too_big(memory, target)
         report("carry", 0.1)
         payload = carry_kernels(dict.fromkeys(k.fn for g in graphs for k in g.kernels))
         made = make_parents(target)  # only now: a refused export leaves no empty folders behind
@@ -367,9 +371,12 @@ def export(
             )
             report("finish", 0.97)
             move_into_place(tmp, target, overwrite)
-        except BaseException:
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             remove_made(made)
+            disk = disk_error(exc, target)  # a full or read-only disk: a raw OSError said neither where nor what to do
+            if disk is not None:
+                raise disk from exc
             raise
         report("done", 1.0)
     finally:
@@ -384,6 +391,20 @@ def export(
         time.perf_counter() - started,
         target / manifest.tcm if manifest.tcm else None,
     )
+
+
+def _warn_if_too_big(memory: Mapping[str, Any], target: Path) -> None:
+    """Warn when the buffers at the default dims exceed this machine's memory: the module may be meant
+    for a bigger machine, but gl.verify draws its inputs here and could not verify it."""
+    sizes = {b["name"]: int(b["bytes"]) for b in memory.get("buffers", []) if b.get("bytes")}
+    problem = too_big(sizes, physical_bytes())
+    if problem is not None:
+        warnings.warn(
+            f"exporting {target}: at its default dims the module's buffers take {problem}; gl.verify cannot "
+            "draw inputs that large here: check dims= (export again with smaller dims to verify it)",
+            ExportSizeWarning,
+            stacklevel=3,
+        )
 
 
 def _check_graphs(graphs: list[Any]) -> None:
@@ -431,17 +452,20 @@ def _build(
         (tmp / name).write_text(text, encoding="utf-8")
     (tmp / "source" / "kernels.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     entries = ["module", "source", *([tcm_name] if tcm_name else [])]
+    graph_entries = [_graph_entry(g, samples, plans[g.name]) for g in graphs]
+    contract = {"graphs": graph_entries, "dims": dims}  # sealed: manifest.json's copy is checked against it
+    (tmp / "source" / "contract.json").write_text(json.dumps(contract, indent=2, sort_keys=True) + "\n")
     write_manifest(tmp, {
         "arch": arch,
         "taichi_version": answer["taichi_version"],
-        "graphs": [_graph_entry(g, samples, plans[g.name]) for g in graphs],
+        "graphs": graph_entries,
         "dims": dims,
         "memory_plan": memory,
         "caps": request["caps"],
         "cpu_max_num_threads": answer["cpu_max_num_threads"],
         "tcm": tcm_name,
         "source": {"graphs": {g.name: f"source/{g.name}.graph.json" for g in graphs},
-                   "kernels": "source/kernels.json"},
+                   "kernels": "source/kernels.json", "contract": "source/contract.json"},
         "files": file_digests(tmp, entries),
         **({"debug_steps": dict(debug_steps)} if debug_steps else {}),
     })  # fmt: skip

@@ -10,22 +10,27 @@ gl.export's own naming made on this machine by a process that is gone.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
-import socket
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
+from graphlab.childrun import ChildRunError
 from graphlab.export.errors import ExportError, ManifestError, OutputPathError
 from graphlab.export.seal import listed_files, walk_files
+from graphlab.fileio import write_fix
+from graphlab.leftovers import host_tag, process_alive
 from graphlab.names import shown
 
 __all__ = [
     "HOST_FILES",
     "check_replaceable",
     "check_target",
+    "disk_error",
     "host_tag",
     "make_parents",
     "move_into_place",
@@ -44,10 +49,6 @@ _OWN_FOLDER = re.compile(
 #: What gl.export writes besides manifest.json and the files it lists: the generated C host.
 HOST_FILES = ("main.c", "npy.c", "npy.h", "CMakeLists.txt", "README.md")
 _KEEP_OUT = "nothing was deleted: remove it yourself or choose another path"
-
-
-def host_tag() -> str:
-    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:24] or "host"
 
 
 def _own_prefix(target: Path, kind: str) -> str:
@@ -187,17 +188,6 @@ def check_replaceable(folder: Path, target: Path) -> None:
         )
 
 
-def _process_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this machine (one of another user's counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True
-    return True
-
-
 def remove_stale_folders(parent: Path) -> list[Path]:
     """Delete the hidden folders interrupted exports left in ``parent``; return what was deleted.
 
@@ -214,7 +204,7 @@ def remove_stale_folders(parent: Path) -> list[Path]:
     host = host_tag()
     for entry in entries:
         match = _OWN_FOLDER.fullmatch(entry.name)
-        if match is None or match["host"] != host or _process_alive(int(match["pid"])):
+        if match is None or match["host"] != host or process_alive(int(match["pid"])):
             continue
         if entry.is_symlink() or not entry.is_dir():
             continue
@@ -234,13 +224,39 @@ def temporary_folder(target: Path) -> Path:
         ) from exc
 
 
+@contextlib.contextmanager
+def _parent_locked(target: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the target's parent folder, so two exports into one path take turns.
+
+    Two ``overwrite=True`` exports finishing at once would otherwise both rename the old folder
+    aside, and the second would fail with a raw FileNotFoundError. The lock is the kernel's
+    (``flock`` on the folder itself): it goes with the process, so a killed export holds nothing.
+    """
+    try:
+        fd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # no lock to be had (a folder that cannot be opened): renaming still refuses a clash
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
     """Rename ``tmp`` to ``target``; an old target is renamed aside, checked again, and deleted after.
 
     The old folder may have changed while the export ran (or appeared: then only ``overwrite``
     replaces it); checked where it was renamed to, nothing can slip in between the check and the
-    delete. Refused, it is renamed back.
+    delete. Refused, it is renamed back. Exports into the same parent folder take turns here, so
+    of two ``overwrite=True`` exports into one path the later one replaces the earlier.
     """
+    with _parent_locked(target):
+        _move_into_place(tmp, target, overwrite)
+
+
+def _move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
     if target.is_symlink():
         raise _link_error(target)
     if not target.exists():
@@ -261,3 +277,34 @@ def move_into_place(tmp: Path, target: Path, overwrite: bool) -> None:
         old.rename(target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+#: Exception type names a child reports for a failed file operation (it raises, the parent reads the name).
+_CHILD_OS_ERRORS = {"OSError", "PermissionError", "FileNotFoundError", "NotADirectoryError", "IsADirectoryError"}
+
+
+def disk_error(exc: BaseException, target: Path) -> OutputPathError | None:
+    """The OutputPathError for a write of the export that failed (a full disk, a read-only file system...),
+    in this process or in the compiling child; None for any other failure.
+
+    It names the target and the fix; what was written so far is deleted by the caller, so nothing is
+    left at the target, and an old folder there is unchanged.
+    """
+    if isinstance(exc, OutputPathError):
+        return None
+    if isinstance(exc, OSError) and exc.errno is not None:
+        code, reason = exc.errno, exc.strerror or os.strerror(exc.errno)
+    elif isinstance(exc, ChildRunError) and exc.child_type in _CHILD_OS_ERRORS:
+        found = re.search(r"\[Errno (\d+)\] ([^:\n]+)", str(exc))
+        if found is None:
+            return None
+        code, reason = int(found[1]), found[2]
+    else:
+        return None
+    error = OutputPathError(
+        f"cannot write the export {target} (in {target.parent}): {reason}; {write_fix(code)}; "
+        f"nothing was left at {target} and an existing folder there is unchanged",
+        path=target,
+    )
+    error.errno = code
+    return error

@@ -56,6 +56,7 @@ from typing import Any
 from graphlab._version import __version__
 from graphlab.errors import GraphError
 from graphlab.export.errors import ManifestError
+from graphlab.export.signature import sign
 from graphlab.fileio import read_limited
 from graphlab.limits import TEXTURE_FORMATS
 from graphlab.names import shown
@@ -150,6 +151,8 @@ class Manifest:
     tcm: str | None = None
     debug_steps: dict[str, DebugSteps] = field(default_factory=dict)
     """Graph name -> its debug variant (``gl.export(debug=True)``); empty without one."""
+    data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The parsed JSON as read: what its signature and its sealed copy (``$.source.contract``) are checked on."""
 
 
 @dataclass(frozen=True)
@@ -347,9 +350,10 @@ class _Reader:
             return None
         for name, rel in self.get(raw, "$.source", "graphs", dict, {}).items():
             self.inside(rel, f"$.source.graphs[{name!r}]")
-        kernels = self.get(raw, "$.source", "kernels", (str, type(None)), None)
-        if kernels is not None:
-            self.inside(kernels, "$.source.kernels")
+        for key in ("kernels", "contract"):
+            rel = self.get(raw, "$.source", key, (str, type(None)), None)
+            if rel is not None:
+                self.inside(rel, f"$.source.{key}")
         return dict(raw)
 
     def relations(self, obj: Any, path: str, args: Mapping[str, Arg]) -> tuple[ShapeRelation, ...]:
@@ -457,6 +461,7 @@ def read_manifest(folder: Path) -> Manifest:
         caps=r.names(data, "$", "caps"),
         tcm=None if tcm is None else r.inside(tcm, "$.tcm"),
         debug_steps=debug_steps,
+        data=data,
     )
 
 
@@ -565,11 +570,16 @@ def arg_entry(arg: Arg, sample: Sample | None = None) -> dict[str, Any]:
 def write_manifest(folder: Path, data: Mapping[str, Any]) -> Path:
     """Write ``folder/manifest.json`` through a temporary name; check it reads back; return its path.
 
-    Reading it back here means a manifest the readers would refuse is never shipped.
+    Reading it back here means a manifest the readers would refuse is never shipped. It is signed
+    with this user's key (:mod:`graphlab.export.signature`) where one can be had.
     """
     file = folder / "manifest.json"
     tmp = folder / ".manifest.json.tmp"
-    tmp.write_text(json.dumps({"format": MANIFEST_FORMAT, **data, "graphlab_version": __version__}, indent=2) + "\n")
+    full: dict[str, Any] = {"format": MANIFEST_FORMAT, **data, "graphlab_version": __version__}
+    signature = sign(full)
+    if signature is not None:
+        full["signature"] = signature
+    tmp.write_text(json.dumps(full, indent=2) + "\n")
     tmp.replace(file)
     read_manifest(folder)
     return file

@@ -26,6 +26,7 @@ from graphlab.export.errors import ExportError
 from graphlab.export.exporter import export
 from graphlab.export.manifest import module_folder, read_manifest
 from graphlab.graph import Graph
+from graphlab.leftovers import scratch_prefix
 from graphlab.nodes import Dispatch
 from graphlab.plan import ControlEvent
 
@@ -109,7 +110,7 @@ class ModuleRunner:
         for node_id, one in step_graphs(self.graph):
             self._names[node_id] = one.name
             graphs.append(one)
-        self._variant_dir = tempfile.TemporaryDirectory(prefix="graphlab-debug-variant-")
+        self._variant_dir = tempfile.TemporaryDirectory(prefix=scratch_prefix("debug-variant"))
         folder = Path(self._variant_dir.name, "variant")
         arrays = {k: v for k, v in self.start.items() if isinstance(v, np.ndarray)}
         export(

@@ -10,14 +10,26 @@ other folder. The manifest's format and reader are in :mod:`graphlab.export.mani
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from graphlab.export.errors import ManifestError
 from graphlab.export.manifest import MANIFEST_FORMAT, Manifest, load_manifest_json, manifest_error, path_problem
+from graphlab.export.module_meta import check_against_module
+from graphlab.export.signature import check_signature
 
-__all__ = ["SEALED_FOLDERS", "check_files", "check_listed", "file_digests", "listed_files", "walk_files"]
+__all__ = [
+    "SEALED_FOLDERS",
+    "check_contract",
+    "check_files",
+    "check_listed",
+    "file_digests",
+    "listed_files",
+    "walk_files",
+]
 
 #: Folders whose every file must be listed in ``files`` (what ti_load_aot_module reads).
 SEALED_FOLDERS = ("module",)
@@ -79,7 +91,11 @@ def check_files(manifest: Manifest, *, missing_ok: Collection[str] = ()) -> None
     ``files`` must list something; every file under ``module/`` (all of which ti_load_aot_module
     may read) must be listed; the sources and the ``.tcm`` the manifest names must be listed; and
     every listed file must be there with its sha256. ``missing_ok`` names listed files that may be
-    absent (``gl.verify`` with ``kernels=`` does not need the stored kernels).
+    absent (``gl.verify`` with ``kernels=`` does not need the stored kernels). Then the manifest
+    itself: its signature (refused if this user signed it and it changed, warned about if not
+    signed by this user: :mod:`~graphlab.export.signature`), its graphs against the sealed copy
+    (:func:`check_contract`) and against the module's own graph table
+    (:mod:`~graphlab.export.module_meta`).
     """
     folder = manifest.folder
     if not manifest.files:
@@ -94,7 +110,7 @@ def check_files(manifest: Manifest, *, missing_ok: Collection[str] = ()) -> None
             raise manifest_error(folder, "$.files", message)
     source = manifest.source or {}
     named = [(f"$.source.graphs[{g!r}]", rel) for g, rel in source.get("graphs", {}).items()]
-    named += [("$.source.kernels", source["kernels"])] if source.get("kernels") else []
+    named += [(f"$.source.{key}", source[key]) for key in ("kernels", "contract") if source.get(key)]
     named += [("$.tcm", manifest.tcm)] if manifest.tcm else []
     for where, name in named:
         if name not in manifest.files:
@@ -106,6 +122,62 @@ def check_files(manifest: Manifest, *, missing_ok: Collection[str] = ()) -> None
         if name in missing_ok and not (path.exists() or path.is_symlink()):
             continue
         check_listed(manifest, name)
+    check_signature(folder, manifest.data)
+    check_contract(manifest)
+    check_against_module(manifest)
+
+
+def _first_difference(have: Any, want: Any, path: str) -> str | None:
+    """The JSON path of the first place ``have`` differs from ``want``, or None when they are equal."""
+    if isinstance(have, dict) and isinstance(want, dict):
+        for key in sorted({*have, *want}, key=str):
+            found = _first_difference(have.get(key), want.get(key), f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(have, list) and isinstance(want, list) and len(have) == len(want):
+        for i, (a, b) in enumerate(zip(have, want)):
+            found = _first_difference(a, b, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    return None if have == want else path
+
+
+def check_contract(manifest: Manifest) -> None:
+    """Refuse a manifest whose graphs or dims differ from the sealed copy gl.export wrote beside them.
+
+    ``manifest.json`` is not hashed (it holds the hashes); ``source/contract.json`` is, and holds
+    what the C runtime binding trusts: each graph's args (kinds, dtypes, shapes and their dim
+    names), its shape relations (the guard against buffers too short for the kernels' loops), its
+    control tree, and the default dims. An edit to those in the manifest alone is refused here.
+    """
+    if manifest.source is None:
+        return  # no sources: a hand-made manifest (gl.verify refuses it); the module's own table still checks it
+    rel = manifest.source.get("contract")
+    if not rel:
+        raise manifest_error(
+            manifest.folder,
+            "$.source.contract",
+            "is missing, but gl.export writes a sealed copy of the graphs there (source/contract.json): this "
+            "manifest was edited, or comes from an older graphlab",
+        )
+    content = check_listed(manifest, rel, "$.source.contract")
+    try:
+        contract = json.loads(content)
+    except ValueError as exc:
+        raise manifest_error(manifest.folder, "$.source.contract", f"{rel} is not JSON ({exc})") from exc
+    for key in ("graphs", "dims"):
+        where = _first_difference(
+            manifest.data.get(key), contract.get(key) if isinstance(contract, dict) else None, f"$.{key}"
+        )
+        if where is not None:
+            raise manifest_error(
+                manifest.folder,
+                where,
+                f"differs from the sealed copy in {rel} that gl.export wrote: manifest.json was edited after export, "
+                "and running it could misread buffers or skip the checks that keep kernels inside them",
+            )
 
 
 def file_digests(folder: Path, names: Iterable[str]) -> dict[str, str]:

@@ -46,8 +46,10 @@ from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.hostgen import EXECUTABLE, build_host
 from graphlab.export.manifest import Manifest, Sample, module_folder, read_manifest
 from graphlab.export.report import NOISE, NOISE_FACTOR, OutputDiff, VerifyReport, compare
+from graphlab.export.room import available_bytes, too_big
 from graphlab.export.seal import check_files, check_listed
 from graphlab.graphfile import loads
+from graphlab.leftovers import scratch_prefix
 from graphlab.plan import ControlEvent
 from graphlab.runvalues import array_problem, dims_problem, number_problem, numpy_dtype
 from graphlab.shape_facts import first_violation
@@ -183,6 +185,21 @@ def _draw(
     want = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
     if arg.kind != "ndarray" and sample is not None and sample.value is not None:
         return np.asarray(sample.value, want)
+    full = _input_shape(arg, sample, dims, channels, cli)
+    if arg.kind == "ndarray" and arg.role == "output":
+        return np.zeros(full, want)
+    low, high = (0.0, 1.0)
+    if sample is not None and sample.low is not None and sample.high is not None:
+        low, high = sample.low, sample.high
+    if want.kind == "f":
+        return rng.uniform(low, high, full).astype(want) if high > low else np.full(full, low, want)
+    return rng.integers(int(low), int(high), size=full, endpoint=True).astype(want)
+
+
+def _input_shape(
+    arg: Arg, sample: Sample | None, dims: Mapping[str, int], channels: int = 0, cli: bool = False
+) -> tuple[int, ...]:
+    """The full shape (element and texel axes included) of the input drawn for ``arg``."""
     shape: tuple[int, ...] = ()
     if arg.kind == "ndarray" or channels:
         resolved = [d if isinstance(d, int) else dims.get(d) for d in arg.shape or ()]
@@ -194,15 +211,30 @@ def _draw(
             fix = (f"pass --input {arg.name}=FILE.npy, or export with --dim NAME=SIZE" if cli else
                    f"pass inputs={{{arg.name!r}: array}}, or export with values= (or dims=)")  # fmt: skip
             raise VerifyError(f"cannot size input {arg.name!r}: manifest.json gives no shape or dims for it; {fix}")
-    full = (*shape, *arg.element_shape, *((channels,) if channels else ()))
-    if arg.kind == "ndarray" and arg.role == "output":
-        return np.zeros(full, want)
-    low, high = (0.0, 1.0)
-    if sample is not None and sample.low is not None and sample.high is not None:
-        low, high = sample.low, sample.high
-    if want.kind == "f":
-        return rng.uniform(low, high, full).astype(want) if high > low else np.full(full, low, want)
-    return rng.integers(int(low), int(high), size=full, endpoint=True).astype(want)
+    return (*shape, *arg.element_shape, *((channels,) if channels else ()))
+
+
+def _check_room(
+    manifest: Manifest, args: Mapping[str, Arg], drawn: list[str], dims: Mapping[str, int], cli: bool
+) -> None:
+    """Refuse, before numpy is asked, inputs that cannot be drawn in this machine's free memory.
+
+    Drawing a float input goes through float64 (numpy's generator), so its peak is counted.
+    """
+    sizes: dict[str, int] = {}
+    for name in drawn:
+        arg, sample = args[name], manifest.samples.get(name)
+        if arg.kind != "ndarray" and sample is not None and sample.value is not None:
+            continue
+        full = _input_shape(arg, sample, dims, _texels(manifest, arg), cli)
+        item = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"]).itemsize
+        sizes[name] = int(np.prod(full, dtype=object)) * (item + (8 if arg.role != "output" else 0))
+    problem = too_big(sizes, available_bytes())
+    if problem is not None:
+        fix = "pass smaller --input files, or export with smaller --dim NAME=SIZE"
+        if not cli:
+            fix = "pass smaller inputs=, or export again with smaller dims="
+        raise VerifyError(f"cannot draw the inputs to verify {manifest.folder}: they would take {problem}; {fix}")
 
 
 def make_inputs(
@@ -235,6 +267,7 @@ def make_inputs(
     dims = {**manifest.dims, **dims}
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise VerifyError(f"{'--seed ' if cli else 'seed='}{seed!r}: give an int >= 0")
+    _check_room(manifest, args, [name for name in args if name not in values], dims, cli)
     rng = np.random.default_rng(seed)
     for name, arg in args.items():
         if name not in values:
@@ -455,7 +488,7 @@ def verify(
     check_files(manifest, missing_ok=(stored,) if kernels is not None else ())
     values = make_inputs(manifest, inputs, seed=seed)
     timings: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="graphlab-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("verify")) as tmp:
         inputs_dir = Path(tmp, "inputs")
         inputs_dir.mkdir()
         for name, value in values.items():
