@@ -9,6 +9,9 @@ shapes are declared:
   relation before anything is dispatched, so nothing can go out of bounds; the note tells the user
   the kernels tie the two dims together, and that one dim name says it where it is meant.
 
+A constant bound (``ti.ndrange(GRID_SIZE, GRID_SIZE)``) against a declared fixed size too small is
+an error too; against a dim it is checked by ``run()``.
+
 Relations on an undeclared shape are not reported here; ``render`` shows them and ``run`` checks them.
 """
 
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
-from graphlab.shape_facts import graph_shape_relations
+from graphlab.shape_facts import ShapeRelation, graph_shape_relations
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -29,6 +32,9 @@ def validate_shape_relations(graph: Graph, ctx: CheckContext) -> Iterator[Diagno
     """GL025: a declared shape too small for a loop in a kernel, or declared apart from it."""
     seen: set[tuple[str, int, str, int]] = set()
     for rel in graph_shape_relations(graph):
+        if rel.source is None or rel.source_axis is None:
+            yield from _constant_bound(graph, rel)
+            continue
         arg, source = graph.args[rel.arg], graph.args[rel.source]
         if arg.shape is None or source.shape is None:
             continue
@@ -59,6 +65,24 @@ def validate_shape_relations(graph: Graph, ctx: CheckContext) -> Iterator[Diagno
             rel.arg,
             f"if they are always equal, declare both with the dim {need!r}",
         )
+
+
+def _constant_bound(graph: Graph, rel: ShapeRelation) -> Iterator[Diagnostic]:
+    """GL025 error: a declared fixed size below a loop's constant bound (a dim is checked by run())."""
+    declared = graph.args[rel.arg].shape
+    have = None if declared is None else declared[rel.axis]
+    if not isinstance(have, int) or rel.minimum is None or have >= rel.minimum or _never_runs(graph, rel.guards):
+        return
+    yield Diagnostic(
+        "GL025",
+        "error",
+        f"dispatch {rel.node!r} indexes {rel.access}, so {rel.arg}.shape[{rel.axis}] must be >= {rel.minimum} "
+        f"(the loop's constant bound), but {rel.arg!r} is declared with shape {declared}; every run would be "
+        "refused (Taichi would index past the end)",
+        rel.node,
+        rel.arg,
+        f"declare {rel.arg!r} with shape[{rel.axis}] >= {rel.minimum}",
+    )
 
 
 def _never_runs(graph: Graph, guards: tuple[tuple[str, int | None], ...]) -> bool:
