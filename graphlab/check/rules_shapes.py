@@ -1,4 +1,5 @@
-"""GL025: declared shapes that contradict what the kernels' loops need (:mod:`graphlab.shape_facts`).
+"""GL025: declared shapes that contradict what the kernels' loops need (:mod:`graphlab.shape_facts`);
+GL029: accesses the source cannot prove in bounds, and the checked run that can.
 
 A kernel that loops over ``x`` and indexes ``J[p]`` needs ``J.shape[0] >= x.shape[0]``. When both
 shapes are declared:
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
-from graphlab.shape_facts import ShapeRelation, graph_shape_relations
+from graphlab.shape_facts import ShapeRelation, graph_shape_relations, graph_unchecked_accesses
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -94,4 +95,33 @@ def _never_runs(graph: Graph, guards: tuple[tuple[str, int | None], ...]) -> boo
     return False
 
 
-RULE_FUNCTIONS = (validate_shape_relations,)
+#: GL029 names at most this many dispatches (and one access each); the rest are counted.
+_SHOWN = 3
+
+
+def validate_unchecked_accesses(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """GL029 (info, once per graph): ndarray indices no shape relation covers, so no check before a run.
+
+    Taichi checks no index either, so a too-small array there is read and written out of bounds.
+    The note names the dispatches and points to ``bounds="check"``, the run that checks them all.
+    """
+    unchecked = graph_unchecked_accesses(graph)
+    if not unchecked:
+        return
+    shown = [f"{node!r} ({accesses[0]}{', ...' if len(accesses) > 1 else ''})" for node, accesses in unchecked.items()]
+    more = f" and {len(shown) - _SHOWN} more" if len(shown) > _SHOWN else ""
+    yield Diagnostic(
+        "GL029",
+        "info",
+        f"{sum(map(len, unchecked.values()))} ndarray access(es) in dispatch(es) {', '.join(shown[:_SHOWN])}{more} "
+        "cannot be proven in bounds from the kernels' source (an index under an `if`, with arithmetic, a scalar "
+        "or in a ti.func), so run() cannot check them and Taichi does not either",
+        None,
+        None,
+        "run once with g.run(..., bounds='check') (or g.debug(..., bounds='check'), or `graphlab check FILE "
+        "--bounds check --values V.npz`): it runs the graph in a child under Taichi's bounds checks and names "
+        "the first dispatch, arg and index out of bounds",
+    )
+
+
+RULE_FUNCTIONS = (validate_shape_relations, validate_unchecked_accesses)
