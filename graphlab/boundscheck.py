@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from graphlab.bridge import types as bridge_types
 from graphlab.carry import ChildRunError, carry_kernels, run_child
 from graphlab.errors import GraphRunError, OutOfBoundsError
 from graphlab.graphfile import dumps
@@ -91,7 +90,7 @@ def check_bounds(graph: Graph, values: Mapping[str, Any], *, timeout: float = 60
     arrays, numbers = _host_values(graph, values)
     payload = carry_kernels(dict.fromkeys(k.fn for k in graph.kernels))
     with tempfile.TemporaryDirectory(prefix="graphlab-bounds-") as tmp:
-        np.savez(Path(tmp, "values.npz"), **arrays)
+        np.savez(Path(tmp, "values.npz"), **arrays)  # type: ignore[arg-type]  # numpy stubs: kwds typed as bool
         request = {
             "payload": payload.to_dict(),
             "graph": dumps(graph),
