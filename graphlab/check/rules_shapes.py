@@ -118,8 +118,8 @@ def validate_unchecked_accesses(graph: Graph, ctx: CheckContext) -> Iterator[Dia
         "or in a ti.func), so run() cannot check them and Taichi does not either",
         None,
         None,
-        "run once with g.run(..., bounds='check') (or g.debug(..., bounds='check'), or `graphlab check FILE "
-        "--bounds check --values V.npz`): it runs the graph in a child under Taichi's bounds checks and names "
+        "run once with g.run(..., bounds='check') (or g.debug(..., bounds='check'), or `graphlab run FILE "
+        "--kernels MODULE --bounds check`): it runs the graph in a child under Taichi's bounds checks and names "
         "the first dispatch, arg and index out of bounds",
     )
 
