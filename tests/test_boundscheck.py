@@ -161,14 +161,14 @@ def test_gl029_names_the_unchecked_access_and_points_to_the_checked_run():
 
 # --- the command line ----------------------------------------------------------------------------
 
-KERNELS = textwrap.dedent('''
+KERNELS = textwrap.dedent("""
     import taichi as ti
 
     @ti.kernel
     def shift(x: ti.types.ndarray(dtype=ti.f32, ndim=1), y: ti.types.ndarray(dtype=ti.f32, ndim=1)):
         for i in x:
             y[i + 1] = x[i]
-''')
+""")
 
 
 def test_cli_run_with_bounds_check_exits_1_naming_the_index(tmp_path):
@@ -184,7 +184,9 @@ def test_cli_run_with_bounds_check_exits_1_naming_the_index(tmp_path):
 
     def cli(values: str, *more: str) -> subprocess.CompletedProcess[str]:
         args = ["run", str(tmp_path / "g.json"), "--kernels", str(tmp_path / "kern.py"), "--values", values, *more]
-        return subprocess.run([sys.executable, "-m", "graphlab.cli", *args], capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "graphlab.cli", *args], capture_output=True, text=True, timeout=300
+        )
 
     bad = cli(str(tmp_path / "short.npz"), "--bounds", "check")
     assert bad.returncode == 1, bad.stderr
