@@ -16,6 +16,7 @@ import textwrap
 import numpy as np
 import pytest
 import taichi as ti
+from widget_comm import recording_comm  # noqa: F401  (autouse fixture: the editor's comm)
 
 import graphlab as gl
 from graphlab.boundscheck import parse_taichi_bounds_message
@@ -89,6 +90,15 @@ def test_compiled_run_and_debug_take_the_option_too(ti_cpu):
         shift_graph().compile().run(values, bounds="check")
     with pytest.raises(gl.OutOfBoundsError, match=r"indexes arg 'y' \(param 'y'\) at \[8\]"):
         shift_graph().debug(values, bounds="check")
+
+
+def test_the_editor_debug_takes_the_option_too(ti_cpu):
+    ed = gl.editor(shift_graph(), kernels=[double, shift], access="ast")
+    try:
+        with pytest.raises(gl.OutOfBoundsError, match=r"dispatch 'move\[0\]/shift'"):
+            ed.debug(x=np.zeros(8, np.float32), y=np.zeros(8, np.float32), bounds="check")
+    finally:
+        ed.close()
 
 
 def test_a_scalar_index_is_mapped_to_its_param_position(ti_cpu):
