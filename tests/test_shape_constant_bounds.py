@@ -20,6 +20,7 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
+from graphlab.export import hostgen
 from graphlab.export.errors import ManifestError
 from graphlab.export.verify import VerifyError
 from graphlab.shape_facts import first_violation, graph_shape_relations, inferred_shapes, kernel_shape_facts
@@ -209,3 +210,38 @@ def test_a_bad_minimum_in_the_manifest_is_refused(exported, change, path):
     (exported / "manifest.json").write_text(json.dumps(data))
     with pytest.raises(ManifestError, match=r"\$\.graphs\[0\]\." + path.replace("[", r"\[").replace("]", r"\]")):
         gl.load_module(exported)
+
+
+# --- the C host refuses too (its relations table is generated from the manifest) ------------------
+
+
+@ti.kernel
+def copy_into_grid(x: V1, grid: V3):
+    for p in x:
+        grid[0, 0, p] = x[p]
+
+
+def test_the_c_host_refuses_a_small_grid_before_running(ti_cpu, tmp_path):
+    g = grid_graph()
+    g.dispatch(copy_into_grid, g.ndarray("x", ti.f32, ndim=1), g.args["grid"])
+    folder = tmp_path / "grid"
+    values = {"layer": 0, "grid": np.zeros((1, 128, 128), np.float32), "x": np.ones(128, np.float32)}
+    gl.export(g, folder, "x64", values=values, progress=False)
+    exe = hostgen.build_host(folder)
+
+    def host(grid_shape, x_len) -> subprocess.CompletedProcess[str]:
+        inputs = tmp_path / f"in_{x_len}_{grid_shape[2]}"
+        inputs.mkdir()
+        np.save(inputs / "grid.npy", np.zeros(grid_shape, np.float32))
+        np.save(inputs / "x.npy", np.ones(x_len, np.float32))
+        command = [str(exe), "--module", str(folder / "module"), "--in", str(inputs), "--set", "layer=0"]
+        return subprocess.run([*command, "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+
+    small = host((1, 128, 64), 16)
+    assert small.returncode == 1, small.stderr
+    assert "needs shape[2] >= 128 (a constant loop bound); got 64" in small.stderr
+    short = host((1, 128, 200), 300)  # the grid holds the constant's loop, not x's
+    assert short.returncode == 1, short.stderr
+    assert "'grid' needs shape[2] >= shape[0] of 'x'; got 200 < 300" in short.stderr
+    fits = host((1, 128, 300), 300)
+    assert fits.returncode == 0, fits.stderr
