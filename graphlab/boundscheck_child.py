@@ -1,6 +1,6 @@
 """The child process of a checked run (``bounds="check"``, :mod:`graphlab.boundscheck`): what runs there.
 
-A fresh process, so that ``ti.init(debug=True)`` (Taichi's bounds checks, x64 only) does not replace
+A fresh process, so that ``ti.init(debug=True)`` (Taichi's bounds checks, on the CPU backend only) does not replace
 the notebook's runtime, and a crash there cannot take the notebook with it. It rebuilds the kernels
 (``carry.load_kernels``) and the graph (from its graph file text), loads the copied values, and
 runs the graph in the debugger, which stops at the first dispatch that raises and names it.
@@ -30,7 +30,7 @@ def run_checked(request: Mapping[str, Any]) -> dict[str, Any]:
     from graphlab.bridge.runtime import make_matrix, new_ndarray  # import cost: Taichi
     from graphlab.debug.session import DebugOptions, DebugSession  # import cost: Taichi
 
-    ti.init(arch=ti.x64, debug=True, cpu_max_num_threads=1, log_level=ti.ERROR)
+    ti.init(arch=ti.cpu, debug=True, cpu_max_num_threads=1, log_level=ti.ERROR)
     graph = loads(request["graph"], kernels=kernels, file="<checked run>")
     values: dict[str, Any] = dict(request["numbers"])
     with np.load(request["values"]) as arrays:
