@@ -1,7 +1,7 @@
 """The child process of a checked run (``bounds="check"``, :mod:`graphlab.boundscheck`): what runs there.
 
-A fresh process, so that ``ti.init(debug=True)`` (Taichi's bounds checks, on the CPU backend only) does not replace
-the notebook's runtime, and a crash there cannot take the notebook with it. It rebuilds the kernels
+A fresh process, so that ``ti.init(debug=True)`` (Taichi's bounds checks, on the CPU backend only) does
+not replace the notebook's runtime, and a crash there cannot take the notebook with it. It rebuilds the kernels
 (``carry.load_kernels``) and the graph (from its graph file text), loads the copied values, and
 runs the graph in the debugger, which stops at the first dispatch that raises and names it.
 """
