@@ -23,7 +23,8 @@ the graph is one module graph of its own name). ``shape_relations`` lists, per g
 relations read from its kernels' loops (:class:`graphlab.shape_facts.ShapeRelation` as plain data:
 ``{"node": "substep/p2g", "arg": "J", "axis": 0, "source": "x", "source_axis": 0, ...}``; a loop's
 constant bound has ``"source": null``, ``"source_axis": null`` and ``"minimum": 128``), which
-``load_module``, ``gl.verify`` and the C host (a table generated from them) check before anything runs. The rest (``sample``: the shape and value range
+``load_module``, ``gl.verify`` and the C host (a table generated from them) check before anything
+runs. The rest (``sample``: the shape and value range
 the notebook's values had, ``writes``, ``source``, ``cpu_max_num_threads``) lets ``gl.verify``
 rerun the same graphs from Python. A ``rw_texture`` arg also has its ``fmt``; a texture's ``sample``
 may name the ``fmt`` of the notebook's texture (the image format the module gives it, see
