@@ -19,7 +19,9 @@ Write-first is claimed only where it is proven:
   graph's declared shapes (Taichi's mpm99 clears ``grid_v`` in a loop over ``grid_m``).
 
 READ is claimed when the kernel's first access to the buffer, in source order, is a plain read (a
-load, ``+=``, ``ti.atomic_*``) that no condition or earlier ``break``/``continue``/``return`` can skip.
+load, ``+=``, ``ti.atomic_*``) that no condition or earlier ``break``/``continue``/``return`` can skip
+(a ``break`` or ``continue`` skips only the rest of its own loop; an inner loop's leaves the outer
+body's later statements, and the claims above, as they are).
 Everything else is MAY_READ: the checks then say "may" and warn instead of refusing.
 """
 
@@ -144,7 +146,8 @@ class _Order:
     seen_read: bool = False
     uncovered: bool = False
     unknown: bool = False  # the buffer's name is rebound: an alias this walk does not follow
-    jumped: bool = False
+    jumped: bool = False  # a jump may have skipped code since the current loop (or the kernel) began
+    left: bool = False  # a return or an unmodelled statement: what follows may not run at all
     _conditional: int = 0
 
     def run(self, fdef: ast.FunctionDef) -> FirstAccess:
@@ -171,6 +174,7 @@ class _Order:
             written = self._accesses(list(self._loads(stmt)), written, _assigned(stmt))
             if isinstance(stmt, (ast.Break, ast.Continue, ast.Return)):
                 self.jumped = True
+                self.left = self.left or isinstance(stmt, ast.Return)
             return written
         if isinstance(stmt, ast.If):
             written = self._accesses(list(self._loads(stmt.test)), written, set())
@@ -186,7 +190,9 @@ class _Order:
             written = _drop(written, changed)
             self._conditional += 1
             written = self._accesses(list(self._loads(stmt.test)), written, set())
+            jumped_before = self.jumped
             self._block(stmt.body, dict(written))
+            self.jumped = jumped_before or self.left
             self._conditional -= 1
             return written
         if isinstance(stmt, ast.With):
@@ -198,7 +204,7 @@ class _Order:
         uses = [_Use(u.reads, False, None, frozenset(), False) for u in self._loads(stmt, deep=True)]
         self._accesses(uses, written, set())
         self._conditional -= 1
-        self.jumped = True
+        self.jumped = self.left = True
         return _drop(written, _assigned(stmt))
 
     def _for(self, stmt: ast.For, written: dict[str, frozenset[str]], top: bool) -> dict[str, frozenset[str]]:
@@ -209,11 +215,13 @@ class _Order:
         seeded = dict(written)
         if top and key is not None and space in self.spaces:  # an earlier loop over these indices stored them
             seeded[key] = _names(stmt.target)
+        jumped_before = self.jumped
         end = self._block(stmt.body, seeded)
         if stmt.orelse:
             self._conditional += 1
             self._block(stmt.orelse, dict(written))
             self._conditional -= 1
+        self.jumped = jumped_before or self.left  # a break or continue ends this loop's iterations, nothing after
         stable = not _assigned_in(stmt.body) & _names(stmt.target)
         if not (top and key is not None and key in end and stable and not _jumps(stmt.body)):
             return written  # a skipped or redirected store leaves an element unwritten
@@ -348,7 +356,19 @@ def _assigned_in(body: Iterable[ast.stmt]) -> set[str]:
 
 
 def _jumps(body: Iterable[ast.stmt]) -> bool:
-    return any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for stmt in body for n in ast.walk(stmt))
+    """Whether a loop with this body may skip part of an iteration: a return anywhere, or a break or
+    continue of the loop itself (one inside a nested loop ends only that inner loop)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
+            return True
+        if isinstance(node, (ast.For, ast.While)):
+            if any(isinstance(n, ast.Return) for n in ast.walk(node)):
+                return True
+            continue
+        todo += ast.iter_child_nodes(node)
+    return False
 
 
 def _drop(written: dict[str, frozenset[str]], changed: set[str]) -> dict[str, frozenset[str]]:

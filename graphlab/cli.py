@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from graphlab import cli_commands, cli_compare
+from graphlab import cli_commands, cli_compare, cli_run
 from graphlab._version import __version__
 from graphlab.errors import GraphlabError
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     cli_commands.register(sub)
     cli_compare.register(sub)
+    cli_run.register(sub)
     return parser
 
 

@@ -101,6 +101,11 @@ def start_values(graph: Any, given: Mapping[str, np.ndarray], dims: Mapping[str,
     return values
 
 
+def given_start_values(graph: Any, values: str | None, dim_items: list[str], seed: int) -> dict[str, Any]:
+    """:func:`start_values` from the options ``--values NPZ`` and ``--dim NAME=SIZE`` (``graphlab run`` too)."""
+    return start_values(graph, _given(values), _dims(dim_items), seed)
+
+
 def run_compare(args: argparse.Namespace) -> int:
     """Handler of ``graphlab compare``."""
     import taichi as ti  # import cost: Taichi, only when comparing (`graphlab --help` stays light)

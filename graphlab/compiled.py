@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import taichi as ti
 
 from graphlab.access import AccessFlag
+from graphlab.boundscheck import Bounds, check_bounds, checked_bounds
 from graphlab.bridge import runtime as bridge
 from graphlab.check import check
 from graphlab.check.rules_targets import check_runnable
@@ -151,9 +152,18 @@ class CompiledGraph:
         self._last_events = run_plan(self.plan, launch, read_flag, read_count, launch_batch, guarded)
         return self._last_events
 
-    def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
-        """Run the graph once: ``c.run(x=F_x, v=F_v)`` or ``c.run({"x": F_x, ...})``."""
+    def run(self, values: Mapping[str, Any] | None = None, /, *, bounds: Bounds = "trust", **kwargs: Any) -> None:
+        """Run the graph once: ``c.run(x=F_x, v=F_v)`` or ``c.run({"x": F_x, ...})``.
+
+        ``bounds="check"`` first runs the graph once on copies of the values in a child process under
+        Taichi's bounds checks (:mod:`graphlab.boundscheck`) and raises
+        :class:`~graphlab.errors.OutOfBoundsError` for the first index out of bounds, before anything
+        runs here. A graph arg named ``bounds`` goes in the ``values`` dict.
+        """
+        mode = checked_bounds(bounds, f"run() of graph {self.name!r}")
         prepared = self.prepare(values, **kwargs)
+        if mode == "check":
+            check_bounds(self.graph, prepared.values)
         self.execute(prepared.values)
         if prepared.write_back:
             prepared.finish()

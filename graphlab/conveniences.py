@@ -17,6 +17,7 @@ from graphlab.errors import GraphError
 from graphlab.graphdata import GraphData
 
 if TYPE_CHECKING:
+    from graphlab.boundscheck import Bounds
     from graphlab.compiled import CompiledGraph
     from graphlab.debug.session import DebugSession
     from graphlab.diagnostics import Diagnostic
@@ -195,7 +196,7 @@ class GraphConveniences(GraphData):
         """
         return _uses().compile(self._graph())
 
-    def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
+    def run(self, values: Mapping[str, Any] | None = None, /, *, bounds: Bounds = "trust", **kwargs: Any) -> None:
         """Compile once (per edit and Taichi runtime) and run with checked values.
 
         Every value is checked against its arg (dtype, ndim, element shape, shared dims) before
@@ -206,12 +207,20 @@ class GraphConveniences(GraphData):
         values, **kwargs
             Run values by arg name: ``ti.ndarray`` or numpy arrays for ndarrays, numbers for
             scalars, ``ti.Matrix`` or nested lists for matrices. Temps may be left out.
+        bounds
+            ``"trust"`` (default): run as Taichi does; indices the kernels' source does not prove
+            (``validate()``'s GL029) go unchecked. ``"check"``: first run once on copies of the
+            values in a child process under Taichi's bounds checks (slow; x64; no textures).
+            A graph arg named ``bounds`` goes in the ``values`` dict.
 
         Raises
         ------
         GraphRunError
             A value is missing or does not fit its arg; nothing ran. The message names the arg and
             the fix.
+        OutOfBoundsError
+            With ``bounds="check"``: a dispatch indexed out of bounds in the checked run; the message
+            names the dispatch, arg, param and index. Nothing ran in this process.
         GraphError
             The graph has errors (see :meth:`check`).
 
@@ -242,7 +251,7 @@ class GraphConveniences(GraphData):
         if compiled is None or not compiled.is_current():
             compiled = self.compile()
             self._cache["compiled"] = compiled
-        compiled.run(values, **kwargs)
+        compiled.run(values, bounds=bounds, **kwargs)
 
     def debug(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
         """A step debugger over this graph and these run values (see :mod:`graphlab.debug.session`).
@@ -254,6 +263,9 @@ class GraphConveniences(GraphData):
             values; numpy arrays receive the results when the session reaches the end.
         options
             (keyword) a :class:`graphlab.debug.DebugOptions`: snapshot budget, statistics, fast-forward.
+        bounds
+            (keyword) ``"check"`` runs the graph once first, as ``run(..., bounds="check")`` does,
+            and raises ``OutOfBoundsError`` before the session opens; ``"trust"`` (default) does not.
 
         Returns
         -------

@@ -53,6 +53,29 @@ class GraphRunError(GraphlabError, ValueError):
         self.arg = arg
 
 
+class OutOfBoundsError(GraphRunError):
+    """A checked run (``bounds="check"``) found a dispatch indexing an ndarray out of bounds; nothing ran here.
+
+    ``node`` is the dispatch's node id, ``step`` its step id (``substep[3]/p2g``), ``param`` the kernel
+    parameter, ``arg`` the graph arg bound to it, ``index`` the index Taichi reported and ``shape``
+    the arg's field dims in that run.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        node: str | None = None,
+        step: str | None = None,
+        arg: str | None = None,
+        param: str | None = None,
+        index: tuple[int, ...] = (),
+        shape: tuple[int, ...] | None = None,
+    ) -> None:
+        super().__init__(message, arg=arg)
+        self.node, self.step, self.param, self.index, self.shape = node, step, param, index, shape
+
+
 class ReplayError(GraphlabError, RuntimeError):
     """A guarded loop's replay did not clear its flag as the first run did: the body is not safe to repeat."""
 

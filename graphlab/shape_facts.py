@@ -9,14 +9,24 @@ kernel's Python source, and only where they are certain:
   ``range(x.shape[k])`` (or ``range(0, x.shape[k])``), a ``ti.ndrange`` whose arguments are
   ``x.shape[k]`` or int constants, or ``ti.grouped`` over either;
 - the index is exactly the loop variable (``J[p]``, ``b[i, j]``, ``y[I]``): no offset, no arithmetic;
-- the access runs on every iteration: no ``if``, ``while``, ``break``, ``continue`` or ``return``
-  and no loop of unknown length between the kernel's top and the access, and neither the loop
-  variable nor the array is assigned to.
+  an int literal or a scalar parameter before it (``grid[k, i, j]``) stands for one axis;
+- the access runs on every iteration: no ``if``, ``while`` or ``return`` and no loop of unknown
+  length between the kernel's top and the access, no ``break`` in a loop around it and no
+  ``continue`` of one before it (a ``break`` of an inner loop ends that loop only, so the accesses
+  after the inner loop stay certain), and neither the loop variable nor the array is assigned to.
 
 Each such access gives ``J.shape[a] >= x.shape[k]``, required whenever the enclosing loops run at
-least once. Everything else stays unchecked: offsets (``J[p + 1]``), indices computed from data
+least once. A constant bound gives ``grid.shape[a] >= 128``: a literal (``ti.ndrange(128, 128)``,
+``range(4, 16)``) or a module constant (``GRID_SIZE = 128`` at module level). A module constant is
+read once, as an ``int`` and nothing else (no code runs: only the global's current value), when the
+kernel's facts are first read; Taichi reads it once too, when it compiles the kernel, and keeps that
+value, so rebinding the constant later changes neither. A literal index ``x[3]`` gives
+``x.shape[0] >= 4``.
+
+Everything else stays unchecked: offsets (``J[p + 1]``), indices computed from data
 (``grid[base + offset]``), accesses inside ``ti.func`` calls, loops over a scalar ``n``, accesses
-under an ``if``.
+under an ``if``. :func:`kernel_unchecked_accesses` lists them; ``run(..., bounds="check")`` checks
+them by running the graph once under Taichi's own bounds checks (:mod:`graphlab.boundscheck`).
 
 Examples
 --------
@@ -47,8 +57,10 @@ __all__ = [
     "ShapeRelation",
     "first_violation",
     "graph_shape_relations",
+    "graph_unchecked_accesses",
     "inferred_shapes",
     "kernel_shape_facts",
+    "kernel_unchecked_accesses",
 ]
 
 #: Expressions whose parts run only sometimes (or never): an access inside one is not certain.
@@ -66,8 +78,15 @@ class Extent:
     axis: int | None
 
 
-#: A loop variable's components: one per axis it covers; None for a constant extent (checked by nobody).
-Components = tuple[Extent | None, ...]
+@dataclass(frozen=True)
+class Count:
+    """A constant extent: the loop variable runs below ``stop`` (and at least once), so an index needs ``stop``."""
+
+    stop: int
+
+
+#: A loop variable's components: one per axis it covers; None for an extent that bounds nothing.
+Components = tuple[Extent | Count | None, ...]
 
 
 @dataclass(frozen=True)
@@ -75,18 +94,22 @@ class KernelShapeFact:
     """``param.shape[axis] >= source.shape[source_axis]`` whenever every extent in ``guards`` is non-empty.
 
     ``axis`` and ``source_axis`` are None together for ``y[I]`` with ``I`` from ``ti.grouped(x)``: every
-    axis of ``x``. ``access`` is the source text for messages (``J[p] in for p in x``).
+    axis of ``x``. ``access`` is the source text for messages (``J[p] in for p in x``). A constant
+    bound has ``source`` None and ``minimum`` set: ``param.shape[axis] >= minimum``.
     """
 
     param: str
     axis: int | None
-    source: str
+    source: str | None
     source_axis: int | None
     guards: tuple[Extent, ...]
     access: str
+    minimum: int | None = None
 
     def __str__(self) -> str:
         here = "shape" if self.axis is None else f"shape[{self.axis}]"
+        if self.source is None:
+            return f"{self.param}.{here} >= {self.minimum} ({self.access})"
         there = "shape" if self.source_axis is None else f"shape[{self.source_axis}]"
         return f"{self.param}.{here} >= {self.source}.{there} ({self.access})"
 
@@ -96,82 +119,160 @@ class ShapeRelation:
     """``arg.shape[axis] >= source.shape[source_axis]`` between graph args, required by dispatch ``node``.
 
     ``guards`` are ``(arg, axis)`` extents of the loops around the access (axis None: all axes); when
-    one of them is 0 the access never runs and the relation is not required.
+    one of them is 0 the access never runs and the relation is not required. A constant bound (a
+    literal or module constant in the loop) has ``source``, ``source_axis`` and ``source_param``
+    None and ``minimum`` set: ``arg.shape[axis] >= minimum``.
     """
 
     node: str
     kernel: str
     arg: str
     axis: int
-    source: str
-    source_axis: int
+    source: str | None
+    source_axis: int | None
     param: str
-    source_param: str
+    source_param: str | None
     access: str
     guards: tuple[tuple[str, int | None], ...]
+    minimum: int | None = None
+
+    def bound_text(self) -> str:
+        """The right-hand side: ``x.shape[0]`` or ``128``."""
+        return str(self.minimum) if self.source is None else f"{self.source}.shape[{self.source_axis}]"
+
+    def needed(self, shapes: Mapping[str, tuple[int, ...]]) -> int | None:
+        """The size ``arg`` needs along ``axis`` with these shapes; None when the source has no shape here."""
+        if self.source is None:
+            return self.minimum
+        need = shapes.get(self.source)
+        assert self.source_axis is not None
+        return None if need is None or len(need) <= self.source_axis else need[self.source_axis]
 
     def describe(self) -> str:
         """``J.shape[0] >= x.shape[0] (dispatch 'p2g' indexes J[p] in for p in x)``."""
-        return (
-            f"{self.arg}.shape[{self.axis}] >= {self.source}.shape[{self.source_axis}] "
-            f"(dispatch {self.node!r} indexes {self.access})"
-        )
+        return f"{self.arg}.shape[{self.axis}] >= {self.bound_text()} (dispatch {self.node!r} indexes {self.access})"
 
 
 # ---------------------------------------------------------------- one kernel
-_FACT_CACHE: dict[int, tuple[Callable[..., Any], tuple[KernelShapeFact, ...]]] = {}
+@dataclass(frozen=True)
+class _Reading:
+    """What one kernel's source gives: its certain facts, and the accesses they leave unchecked."""
+
+    facts: tuple[KernelShapeFact, ...]
+    unchecked: tuple[str, ...]
+
+
+_READING_CACHE: dict[int, tuple[Callable[..., Any], _Reading]] = {}
 
 
 def kernel_shape_facts(kernel: Callable[..., Any]) -> tuple[KernelShapeFact, ...]:
     """The certain shape facts of a ``@ti.kernel`` (cached per function); none when its source is unreadable."""
-    cached = _FACT_CACHE.get(id(kernel))
+    return _reading(kernel).facts
+
+
+def kernel_unchecked_accesses(kernel: Callable[..., Any]) -> tuple[str, ...]:
+    """The source text of each ndarray access (or ``ti.func`` call given an ndarray) no fact covers.
+
+    An access is covered when every index it uses is bounded by a fact or by the array's own loop
+    (``x[p]`` in ``for p in x``). The rest (``J[p + 1]``, ``a[k, i]`` with a scalar ``k``, an access
+    under an ``if``) Taichi indexes unchecked; ``bounds="check"`` runs them under its checks.
+    Empty when the source cannot be read (nothing is claimed either way).
+    """
+    return _reading(kernel).unchecked
+
+
+def _reading(kernel: Callable[..., Any]) -> _Reading:
+    cached = _READING_CACHE.get(id(kernel))
     if cached is not None and cached[0] is kernel:
         return cached[1]
     try:
-        arrays = {name for name, kind in buffer_params(kernel).items() if kind == "ndarray"}
+        kinds = _param_kinds(kernel)
         fdef, scope = parse_function(kernel)
     except (OSError, TypeError, SyntaxError, StopIteration):  # no source (a lambda, a REPL line): nothing certain
-        facts: tuple[KernelShapeFact, ...] = ()
+        reading = _Reading((), ())
     else:
-        facts = tuple(dict.fromkeys(_facts(fdef, scope, arrays)))
-    _FACT_CACHE[id(kernel)] = (kernel, facts)
-    return facts
+        arrays = {name for name, kind in kinds.items() if kind == "ndarray"}
+        scalars = {name for name, kind in kinds.items() if kind == "scalar"}
+        facts: list[KernelShapeFact] = []
+        unchecked: list[str] = []
+        for access, found, covered in _facts(fdef, scope, arrays, scalars):
+            facts += found
+            if not covered:
+                unchecked.append(access)
+        reading = _Reading(tuple(dict.fromkeys(facts)), tuple(dict.fromkeys(unchecked)))
+    _READING_CACHE[id(kernel)] = (kernel, reading)
+    return reading
 
 
-def _facts(fdef: ast.FunctionDef, scope: Mapping[str, object], arrays: set[str]) -> Iterator[KernelShapeFact]:
+def _param_kinds(kernel: Callable[..., Any]) -> dict[str, str]:
+    """``{param: kind}`` for the ndarray and scalar parameters (a scalar index covers one axis)."""
+    from graphlab.bridge.types import annotation_kind, kernel_parameters  # import cost: Taichi
+
+    kinds = {name: kind for name, kind in buffer_params(kernel).items() if kind == "ndarray"}
+    for name, annotation in kernel_parameters(kernel):
+        if name not in kinds and annotation_kind(annotation) == "scalar":
+            kinds[name] = "scalar"
+    return kinds
+
+
+def _facts(
+    fdef: ast.FunctionDef, scope: Mapping[str, object], arrays: set[str], scalars: set[str]
+) -> Iterator[tuple[str, list[KernelShapeFact], bool]]:
+    """Per ndarray access (and ``ti.func`` call given an ndarray): its text, its facts, whether they cover it."""
     parents = {child: node for node in ast.walk(fdef) for child in ast.iter_child_nodes(node)}
     stored = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     arrays = arrays - stored  # an array name bound to something else is not followed
-    reader = _LoopReader(scope, arrays)
+    scalars = scalars - stored
+    reader = _LoopReader(scope, arrays, stored)
     for node in ast.walk(fdef):
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in arrays:
-            loops = _certain_loops(node, parents, fdef)
-            if loops is None:
-                continue
-            read = [r for r in (reader.read(loop) for loop in loops) if r is not None]
-            if len(read) != len(loops):
-                continue  # a loop of unknown length (range(n), a while): the access may never run
-            bound: dict[str, Components] = {}
-            guards: list[Extent] = []
-            for loop, (names, components) in zip(loops, read):
-                # outermost first: an inner loop's variable hides an outer one of the same name
-                guards += [e for c in components for e in c if e is not None]
-                for name, comp in zip(names, components):
-                    if not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-                               for stmt in loop.body for n in ast.walk(stmt)):  # fmt: skip
-                        bound[name] = comp
-                    else:
-                        bound.pop(name, None)
-            loop_text = " / ".join(_loop_text(loop) for loop in loops)
-            yield from _index_facts(node, bound, tuple(dict.fromkeys(guards)), loop_text)
+        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id in arrays for a in node.args):
+            callee = resolve_callee(node.func, scope)
+            if module_of(callee).split(".")[0] != "taichi":  # a ti.func indexes what it is given, unseen here
+                yield ast.unparse(node), [], False
+            continue
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in arrays):
+            continue
+        text = ast.unparse(node)
+        loops = _certain_loops(node, parents, fdef)
+        if loops is None:
+            yield text, [], False
+            continue
+        read = [r for r in (reader.read(loop) for loop in loops) if r is not None]
+        if len(read) != len(loops):
+            yield text, [], False  # a loop of unknown length (range(n), a while): the access may never run
+            continue
+        bound: dict[str, Components] = {}
+        guards: list[Extent] = []
+        for loop, (names, components) in zip(loops, read):
+            # outermost first: an inner loop's variable hides an outer one of the same name
+            guards += [e for c in components for e in c if isinstance(e, Extent)]
+            for name, comp in zip(names, components):
+                if not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                           for stmt in loop.body for n in ast.walk(stmt)):  # fmt: skip
+                    bound[name] = comp
+                else:
+                    bound.pop(name, None)
+        loop_text = " / ".join(_loop_text(loop) for loop in loops)
+        found, covered = _index_facts(node, bound, tuple(dict.fromkeys(guards)), loop_text, reader, scalars)
+        yield text, found, covered
 
 
 class _LoopReader:
     """What a ``for`` loop's variables run over, or None when it is not a loop of known length."""
 
-    def __init__(self, scope: Mapping[str, object], arrays: set[str]) -> None:
+    def __init__(self, scope: Mapping[str, object], arrays: set[str], local: set[str]) -> None:
         self.scope = scope
         self.arrays = arrays
+        self.local = local  # names the kernel assigns: they shadow a module constant of that name
+
+    def const(self, expr: ast.expr) -> int | None:
+        """An int literal, or a module constant holding an int (read, never called or evaluated)."""
+        if isinstance(expr, ast.Constant):
+            return expr.value if type(expr.value) is int else None
+        if isinstance(expr, ast.Name) and expr.id not in self.local and expr.id not in self.arrays:
+            value = self.scope.get(expr.id)
+            return value if type(value) is int else None  # bool and int subclasses are not taken
+        return None
 
     def read(self, loop: ast.For) -> tuple[list[str], list[Components]] | None:
         names = _target_names(loop.target)
@@ -222,39 +323,40 @@ class _LoopReader:
         return None
 
     def _range(self, args: Sequence[ast.expr]) -> Components | None:
-        """``(Extent,)`` for range(x.shape[k]) or range(0, x.shape[k]); ``(None,)`` for a positive constant
-        count (never empty, bounds nothing); None for anything else (the loop's length is unknown)."""
-        if len(args) == 2 and _int(args[0]) == 0:
+        """``(Extent,)`` for range(x.shape[k]) or range(0, x.shape[k]); ``(Count(stop),)`` for constant
+        bounds ``0 <= start < stop`` (never empty); None for anything else (the loop's length is unknown)."""
+        if len(args) == 2 and self.const(args[0]) == 0:
             args = args[1:]
+        if len(args) == 2:
+            return self._span(args[0], args[1])
         if len(args) != 1:
             return None
         extent = self._shape_ref(args[0])
         if extent is not None:
             return (extent,)
-        count = _int(args[0])
-        return (None,) if count is not None and count > 0 else None
+        count = self.const(args[0])
+        return (Count(count),) if count is not None and count > 0 else None
+
+    def _span(self, low_expr: ast.expr, high_expr: ast.expr) -> Components | None:
+        """Constant ``low..high``: ``(Count(high),)`` when it runs; a negative low bounds nothing."""
+        low, high = self.const(low_expr), self.const(high_expr)
+        if low is None or high is None or high <= low:
+            return None
+        return (Count(high),) if low >= 0 else (None,)
 
     def _ndrange(self, args: Sequence[ast.expr]) -> Components | None:
         """One component per ``ti.ndrange`` argument (as :meth:`_range`), or None if one is unknown."""
-        comps: list[Extent | None] = []
+        comps: list[Extent | Count | None] = []
         for arg in args:
             comp: Components | None
             if isinstance(arg, ast.Tuple) and len(arg.elts) == 2:
-                low, high = _int(arg.elts[0]), _int(arg.elts[1])
-                if low is not None and high is not None:
-                    comp = (None,) if high > low else None
-                else:
-                    comp = self._range(arg.elts) if low == 0 else None
+                comp = self._range(arg.elts)
             else:
                 comp = self._range([arg])
             if comp is None:
                 return None
             comps += comp
         return tuple(comps)
-
-
-def _int(expr: ast.expr) -> int | None:
-    return expr.value if isinstance(expr, ast.Constant) and type(expr.value) is int else None
 
 
 def _target_names(target: ast.expr) -> list[str] | None:
@@ -271,7 +373,7 @@ def _certain_loops(access: ast.AST, parents: Mapping[ast.AST, ast.AST], fdef: as
     child, node = access, parents.get(access)
     while node is not None and node is not fdef:
         if isinstance(node, ast.For):
-            if child not in node.body or any(isinstance(n, _LEAVES) for s in node.body for n in ast.walk(s)):
+            if child not in node.body or _may_skip(node, access):
                 return None
             loops.append(node)
         elif isinstance(node, _MAYBE_RUN) or (isinstance(node, ast.stmt) and not isinstance(node, _PLAIN_STATEMENTS)):
@@ -280,31 +382,82 @@ def _certain_loops(access: ast.AST, parents: Mapping[ast.AST, ast.AST], fdef: as
     return loops[::-1] if node is fdef else None
 
 
+def _may_skip(loop: ast.For, access: ast.AST) -> bool:
+    """Whether an iteration of ``loop`` may end before ``access``, or the loop end before its last iteration.
+
+    A ``return`` anywhere does; a ``break`` of this loop does (later iterations never run); a
+    ``continue`` of this loop does when it comes before the access. A ``break`` or ``continue`` of a
+    loop nested inside ends only that inner loop, so it skips nothing here.
+    """
+    where = (getattr(access, "lineno", 0), getattr(access, "col_offset", 0))
+    todo: list[ast.AST] = list(loop.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Return, ast.Break)):
+            return True
+        if isinstance(node, ast.Continue) and (node.lineno, node.col_offset) < where:
+            return True
+        if isinstance(node, (ast.For, ast.While)):  # an inner loop: only its returns reach out
+            if any(isinstance(n, ast.Return) for n in ast.walk(node)):
+                return True
+            continue
+        todo += ast.iter_child_nodes(node)
+    return False
+
+
 def _loop_text(loop: ast.For) -> str:
     return f"for {ast.unparse(loop.target)} in {ast.unparse(loop.iter)}"
 
 
 def _index_facts(
-    access: ast.Subscript, bound: Mapping[str, Components], guards: tuple[Extent, ...], loop_text: str
-) -> Iterator[KernelShapeFact]:
-    """One fact per axis indexed exactly by a loop variable; positions stop at the first other index."""
+    access: ast.Subscript,
+    bound: Mapping[str, Components],
+    guards: tuple[Extent, ...],
+    loop_text: str,
+    reader: _LoopReader,
+    scalars: set[str],
+) -> tuple[list[KernelShapeFact], bool]:
+    """One fact per axis indexed exactly by a loop variable or a literal, and whether they cover every index.
+
+    Positions stop at the first index that may cover any number of axes (a vector expression).
+    """
     assert isinstance(access.value, ast.Name)
     param = access.value.id
+    if isinstance(access.slice, ast.Constant) and access.slice.value is None:
+        return [], True  # x[None]: the one element of a 0-d ndarray
     parts = access.slice.elts if isinstance(access.slice, ast.Tuple) else [access.slice]
-    text = f"{ast.unparse(access)} in {loop_text}"
+    text = f"{ast.unparse(access)} in {loop_text}" if loop_text else ast.unparse(access)
+    found: list[KernelShapeFact] = []
+    covered = True
     axis = 0
     for part in parts:
+        literal = reader.const(part)
+        if literal is not None:  # x[3]: one axis, at least 4 long
+            if literal >= 1:
+                found.append(KernelShapeFact(param, axis, None, None, guards, text, literal + 1))
+            covered = covered and literal >= 0
+            axis += 1
+            continue
+        if isinstance(part, ast.Name) and part.id in scalars and part.id not in bound:
+            covered = False  # a scalar parameter: one axis, its value unknown here
+            axis += 1
+            continue
         comps = bound.get(part.id) if isinstance(part, ast.Name) else None
         if comps is None:
-            return  # an expression may cover any number of axes: the positions after it are unknown
+            return found, False  # an expression may cover any number of axes: the positions after it are unknown
         for comp in comps:
-            if comp is not None and comp.axis is None:  # y[I] with I from ti.grouped(x): all axes, alone
+            if isinstance(comp, Extent) and comp.axis is None:  # y[I] with I from ti.grouped(x): all axes, alone
                 if len(parts) == 1 and len(comps) == 1 and comp.param != param:
-                    yield KernelShapeFact(param, None, comp.param, None, guards, text)
-                return
-            if comp is not None and not (comp.param == param and comp.axis == axis):
-                yield KernelShapeFact(param, axis, comp.param, comp.axis, guards, text)
+                    found.append(KernelShapeFact(param, None, comp.param, None, guards, text))
+                return found, len(parts) == 1 and len(comps) == 1
+            if isinstance(comp, Count):
+                found.append(KernelShapeFact(param, axis, None, None, guards, text, comp.stop))
+            elif isinstance(comp, Extent) and not (comp.param == param and comp.axis == axis):
+                found.append(KernelShapeFact(param, axis, comp.param, comp.axis, guards, text))
+            elif comp is None:
+                covered = False
             axis += 1
+    return found, covered
 
 
 # ---------------------------------------------------------------- a graph
@@ -322,9 +475,20 @@ def _relations(graph: "Graph") -> list[ShapeRelation]:
         bound = {param: arg for param, arg in node.bindings if arg is not None}
         ndims = {p: graph.args[a].ndim for p, a in bound.items() if a in graph.args and graph.args[a].kind == "ndarray"}
         for fact in kernel_shape_facts(node.kernel.fn):
-            if fact.param not in ndims or fact.source not in ndims or any(g.param not in ndims for g in fact.guards):
+            if fact.param not in ndims or any(g.param not in ndims for g in fact.guards):
                 continue
             guards = tuple((bound[g.param], g.axis) for g in fact.guards)
+            arg = bound[fact.param]
+            if fact.source is None:  # a constant bound: arg.shape[axis] >= minimum
+                if fact.axis is not None and fact.axis < ndims[fact.param]:
+                    key: tuple[Any, ...] = (arg, fact.axis, None, fact.minimum, guards)
+                    found.setdefault(key, ShapeRelation(
+                        node_id, node.kernel.name, arg, fact.axis, None, None, fact.param, None, fact.access, guards,
+                        fact.minimum,
+                    ))  # fmt: skip
+                continue
+            if fact.source not in ndims:
+                continue
             pairs = (
                 [(fact.axis, fact.source_axis)]
                 if fact.axis is not None
@@ -332,7 +496,7 @@ def _relations(graph: "Graph") -> list[ShapeRelation]:
             )
             for axis, source_axis in pairs:
                 assert axis is not None and source_axis is not None
-                arg, source = bound[fact.param], bound[fact.source]
+                source = bound[fact.source]
                 if (
                     axis >= ndims[fact.param]
                     or source_axis >= ndims[fact.source]
@@ -347,6 +511,19 @@ def _relations(graph: "Graph") -> list[ShapeRelation]:
     return list(found.values())
 
 
+def graph_unchecked_accesses(graph: "Graph") -> dict[str, tuple[str, ...]]:
+    """``{node id: accesses}``: each dispatch's ndarray accesses no relation covers (first dispatch per kernel)."""
+    found: dict[str, tuple[str, ...]] = {}
+    seen: set[Any] = set()
+    for node_id, node in graph.nodes():
+        if isinstance(node, Dispatch) and node.kernel.fn not in seen:
+            seen.add(node.kernel.fn)
+            unchecked = kernel_unchecked_accesses(node.kernel.fn)
+            if unchecked:
+                found[node_id] = unchecked
+    return found
+
+
 def inferred_shapes(graph: "Graph") -> dict[str, str]:
     """``[≥n]``-style lower bounds for each ndarray arg with no declared shape that a relation bounds.
 
@@ -356,11 +533,15 @@ def inferred_shapes(graph: "Graph") -> dict[str, str]:
     """
     bounds: dict[str, dict[int, dict[str, None]]] = {}
     for rel in graph_shape_relations(graph):
-        arg, source = graph.args[rel.arg], graph.args[rel.source]
+        arg = graph.args[rel.arg]
         if arg.shape is not None:
             continue
-        declared = None if source.shape is None else source.shape[rel.source_axis]
-        text = f"{rel.source}.shape[{rel.source_axis}]" if declared is None else str(declared)
+        if rel.source is None or rel.source_axis is None:
+            text = str(rel.minimum)
+        else:
+            source = graph.args[rel.source]
+            declared = None if source.shape is None else source.shape[rel.source_axis]
+            text = f"{rel.source}.shape[{rel.source_axis}]" if declared is None else str(declared)
         bounds.setdefault(rel.arg, {}).setdefault(rel.axis, {})[text] = None
     shown = {}
     for name, axes in bounds.items():
@@ -381,16 +562,20 @@ def first_violation(
     whose loops run zero times.
     """
     for rel in relations:
-        have, need = shapes.get(rel.arg), shapes.get(rel.source)
-        if have is None or need is None or len(have) <= rel.axis or len(need) <= rel.source_axis:
+        have, need = shapes.get(rel.arg), rel.needed(shapes)
+        if have is None or need is None or len(have) <= rel.axis:
             continue
-        if have[rel.axis] >= need[rel.source_axis] or not _loops_run(rel, shapes):
+        if have[rel.axis] >= need or not _loops_run(rel, shapes):
             continue
+        what = (
+            f"shape[{rel.source_axis}] of arg {rel.source!r} (param {rel.source_param!r})"
+            if rel.source is not None
+            else f"{need}, the constant bound of its loop"
+        )
         why = (
             f"dispatch {rel.node!r}{_kernel_note(rel)} indexes {rel.access}, so arg {rel.arg!r} (param {rel.param!r}) "
-            f"needs shape[{rel.axis}] >= shape[{rel.source_axis}] of arg {rel.source!r} (param "
-            f"{rel.source_param!r}); got {have[rel.axis]} < {need[rel.source_axis]}, and Taichi would read and write "
-            f"past the end of {rel.arg!r}. Give {rel.arg!r} at least {need[rel.source_axis]} along axis {rel.axis}"
+            f"needs shape[{rel.axis}] >= {what}; got {have[rel.axis]} < {need}, and Taichi would read and write "
+            f"past the end of {rel.arg!r}. Give {rel.arg!r} at least {need} along axis {rel.axis}"
         )
         return rel, why
     return None

@@ -248,7 +248,7 @@ def test_a_loop_over_another_buffer_proves_write_first_only_for_equal_shapes():
         return g
 
     same = graph(("G", "G"))
-    assert [d.code for d in same.validate(access="ast")] == []
+    assert [d.code for d in same.validate(access="ast") if d.code != "GL029"] == []  # GL029: an info
     result = np.full((3, 3), 7.0, np.float32)
     same.compile().run(x=np.array([0, 2, 2], np.float32), out=result)
     expected = np.zeros((3, 3), np.float32)
@@ -314,7 +314,7 @@ def test_an_accumulator_cleared_then_added_to_runs():
     out = g.ndarray("out", ti.f32, ndim=1, shape=4, role="output")
     g.dispatch(clear_then_bin, x, hist)
     g.dispatch(normalise, hist, out, g.scalar("total", ti.f32))
-    assert [d.code for d in g.validate(access="ast")] == []
+    assert [d.code for d in g.validate(access="ast") if d.code != "GL029"] == []  # GL029: hist[bin] is an info
     result = np.zeros(4, np.float32)
     g.compile().run(x=np.array([0, 1, 1, 3, 3, 3], np.float32), out=result, total=6.0)
     np.testing.assert_allclose(result, [1 / 6, 2 / 6, 0.0, 3 / 6])

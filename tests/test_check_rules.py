@@ -195,7 +195,7 @@ def test_check_raises_listing_errors_and_compile_refuses():
 
 def test_mpm88_validates_clean_and_planted_mistakes_are_located(mpm88):
     g = mpm88_graph(mpm88, substeps=4)
-    assert g.validate() == []
+    assert [d for d in g.validate() if d.code != "GL029"] == []  # GL029: grid[base + offset] is an info
     g.rebind("substep/substep_p2g", "grid_m", "grid_v")  # a vec2 grid where the mass grid goes
     found = codes(g)
     assert ("GL012", "substep/substep_p2g", "grid_v") in found
@@ -211,7 +211,7 @@ def test_stable_fluid_graphs_validate_clean(stable_fluid):
     from graphs import fluid_graphs
 
     g1, g2 = fluid_graphs(stable_fluid, jacobi_iters=3)
-    assert g1.validate() == [] and g2.validate() == []
+    assert [d for g in (g1, g2) for d in g.validate() if d.code != "GL029"] == []  # GL029: an info
 
 
 def test_every_listed_code_is_reported_by_some_rule_or_refusal():

@@ -85,7 +85,7 @@ def reference_iterations(f: np.ndarray, tol: float, max_iter: int) -> tuple[int,
 def test_jacobi_loops_until_the_residual_flag_clears(request, fixture):
     request.getfixturevalue(fixture)
     g = jacobi_graph()
-    assert g.validate(access="ast") == []
+    assert [d for d in g.validate(access="ast") if d.code != "GL029"] == []  # GL029: an info
     compiled = g.compile()
     f = np.full(N, 0.01, np.float32)
     u = np.zeros(N, np.float32)
@@ -131,7 +131,7 @@ def test_conditional_takes_each_branch_on_different_inputs(ti_cpu):
 
 def test_both_branches_are_checked_by_the_validator(ti_cpu):
     g = _branch_graph()
-    assert g.validate(access="ast") == []
+    assert [d for d in g.validate(access="ast") if d.code != "GL029"] == []  # GL029: an info
     g.rebind("branch/else/add_one", "x", None)
     g.rebind("branch/then/halve", "x", "flag")  # an i32 flag into an f32 parameter
     found = {(d.code, d.node) for d in g.validate(access="ast")}

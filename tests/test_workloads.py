@@ -104,7 +104,8 @@ def test_validate_finds_no_error_and_only_true_warnings(wl):
         diagnostics = [d for g in wl.graphs for d in g.validate(target=target)]
         errors = [str(d) for d in diagnostics if d.severity == "error"]
         assert errors == [], f"{wl.name} (target={target}): false errors"
-        warnings = {(d.code, d.node, d.arg): str(d) for d in diagnostics if d.severity != "error"}
+        # GL029 is a note (accesses the source cannot prove in bounds), not a finding: bounds="check" covers it
+        warnings = {(d.code, d.node, d.arg): str(d) for d in diagnostics if d.severity != "error" and d.code != "GL029"}
         assert set(warnings) - expected == set(), f"{wl.name} (target={target}): warnings not known true: {warnings}"
         assert expected - set(warnings) == set(), f"{wl.name} (target={target}): true warnings no longer found"
 

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphlab.access import AccessFlag
+from graphlab.boundscheck import Bounds, check_bounds, checked_bounds
 from graphlab.compiled import CompiledGraph, compile_graph
 from graphlab.dataflow import dataflow_facts
 from graphlab.debug.breakpoints import (
@@ -136,6 +137,9 @@ class DebugSession(
     options
         :class:`DebugOptions` (snapshot budget, statistics at stops, fast-forward). A graph arg
         that is itself called ``options`` goes in the ``values`` dict.
+    bounds
+        ``"check"``: run the graph once first under Taichi's bounds checks, in a child process
+        (:mod:`graphlab.boundscheck`), and raise ``OutOfBoundsError`` before the session opens.
     """
 
     def __init__(
@@ -145,6 +149,7 @@ class DebugSession(
         /,
         *,
         options: DebugOptions | None = None,
+        bounds: Bounds = "trust",
         **kwargs: Any,
     ) -> None:
         if not isinstance(graph, (CompiledGraph, Graph)):
@@ -156,7 +161,10 @@ class DebugSession(
         self.graph: Graph = compiled.graph
         self.arch = compiled.arch
         self._compiled = compiled
+        mode = checked_bounds(bounds, f"debug() of graph {compiled.name!r}")
         self._prepared = compiled.prepare(values, **kwargs)
+        if mode == "check":  # Taichi's bounds checks, in a child, before the session runs anything
+            check_bounds(compiled.graph, self._prepared.values)
         self._values: dict[str, Any] = self._prepared.values
         owner: dict[int, str] = {}
         self._canon: dict[str, str] = {}  # arg name -> the first arg name bound to the same ndarray

@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import tempfile
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib.resources import files
 from pathlib import Path
 
@@ -206,7 +206,35 @@ def _tables(manifest: Manifest) -> dict[str, str]:
         "GRAPHS": "\n".join(_c_rows(graphs, ["name", "arg_count", "args", "body", "body_len"])),
         "DIMS": "\n".join([*(_c_rows(dims) if dims else []), "    {NULL, 0}, /* end */"]),
         "TEXTURES": "\n".join(_texture_rows(manifest, args, index)),
+        "RELATIONS": "\n".join(_relation_rows(manifest, index)),
     }
+
+
+#: Loop extents a relation's row holds (each must be non-empty for the relation to apply); a relation
+#: under more nested loops than this is left to the Python side (load_module, verify) to check.
+MAX_GUARDS = 8
+
+
+def _relation_rows(manifest: Manifest, index: Mapping[str, int]) -> list[str]:
+    """The shape relations (:mod:`graphlab.shape_facts`) as C rows, checked before anything runs.
+
+    A row: the arg and axis, the source arg and axis (-1: a constant ``minimum``), the loop extents
+    (arg, axis; -1: every axis) that must be non-empty, and the access for the message.
+    """
+    rows = []
+    for graph in manifest.graphs:
+        for rel in graph.relations:
+            if len(rel.guards) > MAX_GUARDS:
+                continue
+            guards = [v for name, axis in rel.guards for v in (index[name], -1 if axis is None else axis)]
+            source = -1 if rel.source is None else index[rel.source]
+            rows.append([
+                str(index[rel.arg]), str(rel.axis), str(source), str(rel.source_axis or 0), str(rel.minimum or 0),
+                str(len(rel.guards)), _c_list(guards), _c_string(rel.node), _c_string(rel.access),
+            ])  # fmt: skip
+    end = ["-1", "0", "-1", "0", "0", "0", "{0}", "NULL", "NULL"]
+    header = ["arg", "axis", "source", "source_axis", "minimum", "guard_count", "guards", "node", "access"]
+    return _c_rows([*rows, end], header)
 
 
 def _fill(name: str, **values: str) -> str:

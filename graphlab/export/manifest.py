@@ -21,8 +21,10 @@ host needs; a graph with conditionals or loops also has ``control``, the tree of
 (segments) and host-side decisions that runs it (see :mod:`graphlab.export.control`; without it
 the graph is one module graph of its own name). ``shape_relations`` lists, per graph, the shape
 relations read from its kernels' loops (:class:`graphlab.shape_facts.ShapeRelation` as plain data:
-``{"node": "substep/p2g", "arg": "J", "axis": 0, "source": "x", "source_axis": 0, ...}``), which
-``load_module`` and ``gl.verify`` check before anything runs. The rest (``sample``: the shape and value range
+``{"node": "substep/p2g", "arg": "J", "axis": 0, "source": "x", "source_axis": 0, ...}``; a loop's
+constant bound has ``"source": null``, ``"source_axis": null`` and ``"minimum": 128``), which
+``load_module``, ``gl.verify`` and the C host (a table generated from them) check before anything
+runs. The rest (``sample``: the shape and value range
 the notebook's values had, ``writes``, ``source``, ``cpu_max_num_threads``) lets ``gl.verify``
 rerun the same graphs from Python. A ``rw_texture`` arg also has its ``fmt``; a texture's ``sample``
 may name the ``fmt`` of the notebook's texture (the image format the module gives it, see
@@ -361,8 +363,16 @@ class _Reader:
         found = []
         for i, raw in enumerate(self.get(obj, path, "shape_relations", list, [])):
             where = f"{path}.shape_relations[{i}]"
-            ends: list[tuple[str, int]] = []
+            minimum = self.get(raw, where, "minimum", (int, type(None)), None)
+            if minimum is not None and minimum < 1:
+                raise self.fail(f"{where}.minimum", f"expected an int >= 1 (a loop's constant bound), got {minimum!r}")
+            ends: list[tuple[str | None, int | None]] = []
             for name_key, axis_key in (("arg", "axis"), ("source", "source_axis")):
+                if name_key == "source" and minimum is not None:  # a constant bound: no source arg
+                    if raw.get("source") is not None or raw.get("source_axis") is not None:
+                        raise self.fail(f"{where}.source", "a relation with a minimum has a null source")
+                    ends.append((None, None))
+                    continue
                 name, axis = self.get(raw, where, name_key, str), self.get(raw, where, axis_key, int)
                 arg = args.get(name)
                 if arg is None or arg.kind != "ndarray" or not 0 <= axis < arg.ndim:
@@ -374,12 +384,12 @@ class _Reader:
                 if not ok or not (guard[1] is None or (type(guard[1]) is int and guard[1] >= 0)):
                     raise self.fail(f"{where}.guards[{j}]", f"expected [arg name, axis or null], got {guard!r}")
                 guards.append((guard[0], guard[1]))
-            node, kernel, param, source_param, access = (
-                self.get(raw, where, k, str) for k in ("node", "kernel", "param", "source_param", "access")
-            )
+            node, kernel, param, access = (self.get(raw, where, k, str) for k in ("node", "kernel", "param", "access"))
+            source_param = self.get(raw, where, "source_param", str) if minimum is None else None
             (arg_name, axis), (source, source_axis) = ends
+            assert arg_name is not None and axis is not None
             found.append(ShapeRelation(
-                node, kernel, arg_name, axis, source, source_axis, param, source_param, access, tuple(guards)
+                node, kernel, arg_name, axis, source, source_axis, param, source_param, access, tuple(guards), minimum
             ))  # fmt: skip
         return tuple(found)
 

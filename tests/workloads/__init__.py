@@ -23,7 +23,10 @@ import numpy as np
 import graphlab as gl
 from graphlab.bridge.runtime import new_ndarray
 
-NAMES = ("game_of_life", "nbody", "mass_spring", "mpm99", "waterwave", "fractal", "mgpcg", "texture_graph")
+NAMES = (
+    "game_of_life", "nbody", "mass_spring", "mpm99", "waterwave", "fractal", "mgpcg", "texture_graph",
+    "constant_grid", "row_normalise",
+)  # fmt: skip
 
 
 def workload(name: str) -> ModuleType:
