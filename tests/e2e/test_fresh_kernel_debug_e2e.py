@@ -1,5 +1,7 @@
 """The first Debug after an edit, on a fresh kernel, in a real JupyterLab and Chromium (issue 19, point 1).
 
+The start takes seconds (it compiles), so until the session is there the widget says it is starting.
+
 JupyterLab 4.4+ sends a widget's comm messages to a kernel subshell, and ipykernel 7 handles them on
 that subshell's thread, while ``ti.init`` ran on the main thread. Nothing has been compiled since
 ``ti.init`` in this notebook, so the Debug click compiles first: it must run on the ``ti.init``
@@ -54,6 +56,14 @@ ed
 """
 
 
+#: Click Debug and report, in the same task, what the toolbar button and the debug panel say.
+_CLICK_DEBUG = """w => {
+  w.querySelector("[data-debug=start]").click();
+  const status = w.querySelector(".gl-debug-starting");
+  return {button: w.querySelector("[data-debug=start]").textContent, status: status ? status.textContent : ""};
+}"""
+
+
 def write_notebook(path, source: str) -> None:
     cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -84,9 +94,14 @@ def test_first_debug_after_an_edit_on_a_fresh_kernel_starts_the_debugger(lab, pa
     expect(w.locator("svg.gl-svg g.node[id='fill']")).to_have_count(1)
     nb.shot("fresh-kernel-01-kernel-added", w)
 
-    # click Debug: the debugger starts, and nothing was refused
-    w.locator("[data-debug=start]").click()
+    # click Debug: until the session is there, the widget says it is starting (read in the click's
+    # own task, before any reply can come); then the debugger shows, and nothing was refused
+    during = w.evaluate(_CLICK_DEBUG)
+    assert during["button"] == "Starting\u2026", during
+    assert during["status"].startswith("Starting the debugger"), during
     expect(w.locator(".gl-timeline")).to_be_visible(timeout=120_000)
+    expect(w.locator(".gl-debug-starting")).to_have_count(0)
+    expect(w.locator("[data-debug=start]")).to_have_text("\u25a0 Stop")
     expect(w.locator(".gl-timeline-label")).to_have_text(re.compile(r"step 0/1\b"))
     expect(w.locator(".gl-banner")).to_be_hidden()
     nb.shot("fresh-kernel-02-debugging", w)
