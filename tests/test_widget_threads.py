@@ -277,3 +277,78 @@ def test_here_is_true_only_on_the_making_thread(here):
     else:
         from_thread(lambda: got.setdefault("here", home.here)).join()
     assert got["here"] is here
+
+
+# --- a real ipykernel 7, messages sent over a subshell as JupyterLab 4.4+ sends them -----------------
+
+KERNEL_CELL = """
+import numpy as np
+import taichi as ti
+import graphlab as gl
+ti.init(arch=ti.cpu, log_level=ti.WARN)
+
+@ti.kernel
+def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1), value: ti.f32):
+    for i in x:
+        x[i] = value
+
+g = gl.Graph("clicks")
+g.ndarray("x", ti.f32, ndim=1, role="output")
+g.scalar("value", ti.f32, role="input")
+ed = gl.editor(g, access="ast", values={"x": np.zeros(8, np.float32), "value": 1.5})
+print("<<" + ed.comm.comm_id + ">>")
+"""
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    """An ipykernel (this interpreter's, this checkout on its path) and a blocking client."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), startup_timeout=120)
+    yield kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def widget_reply(kc, request, timeout=120.0):
+    """The editor's reply to ``request`` (a custom comm message on IOPub)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kc.get_iopub_msg(timeout=deadline - time.monotonic())
+        if msg["msg_type"] != "comm_msg":
+            continue
+        data = msg["content"]["data"]
+        if data.get("method") == "custom" and data["content"].get("request") == request:
+            return data["content"]
+    raise AssertionError(f"no reply to request {request} within {timeout} s")
+
+
+def test_a_real_kernel_debugs_after_an_edit_sent_over_a_subshell(kernel):
+    """ipykernel routes the Debug click to the subshell the edit's reply went out on (a thread of its own)."""
+    kc = kernel
+    printed = []
+    kc.execute_interactive(KERNEL_CELL, timeout=120, output_hook=lambda m: printed.append(m["content"].get("text", "")))
+    comm_id = "".join(printed).split("<<")[1].split(">>")[0]
+    create = kc.session.msg("create_subshell_request", {})
+    kc.control_channel.send(create)
+    subshell = kc.control_channel.get_msg(timeout=30)["content"]["subshell_id"]
+
+    def send(message):
+        msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": message}})
+        msg["header"]["subshell_id"] = subshell  # JupyterLab's commsOverSubshells (per comm target)
+        kc.shell_channel.send(msg)
+        return widget_reply(kc, message["request"])
+
+    edit = send(
+        {
+            "kind": "edit",
+            "op": "dispatch",
+            "kernel": "__main__:fill",
+            "bindings": {"x": "x", "value": "value"},
+            "request": 1,
+        }
+    )
+    assert edit["ok"], edit["error"]
+    debug = send({"kind": "debug", "action": "start", "request": 2})
+    assert debug["ok"], debug["error"]
