@@ -5,7 +5,8 @@ ipykernel 7 hands JupyterLab's widget messages to the widget on a subshell threa
 is made inside a running asyncio loop on the thread of ``ti.init``, and the browser's messages are
 delivered through the widget's comm handler from another thread. Taichi's LLVM backend asserts that
 the first compile after ``ti.init`` (it adds the struct module) happens on the ``ti.init`` thread,
-so a Debug click run where it arrived fails with ``main_thread_id_``.
+so a Debug click run where it arrived fails with ``main_thread_id_``. The last test does it with a
+real ipykernel: the messages go over a subshell, as JupyterLab's ``commsOverSubshells`` sends them.
 """
 
 import asyncio
@@ -15,6 +16,7 @@ import time
 import numpy as np
 import pytest
 import taichi as ti
+from jupyter_client.manager import start_new_kernel
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
@@ -303,8 +305,6 @@ print("<<" + ed.comm.comm_id + ">>")
 @pytest.fixture
 def kernel(tmp_path):
     """An ipykernel (this interpreter's, this checkout on its path) and a blocking client."""
-    from jupyter_client.manager import start_new_kernel
-
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), startup_timeout=120)
     yield kc
     kc.stop_channels()
