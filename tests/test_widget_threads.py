@@ -256,6 +256,24 @@ def test_post_from_another_thread_without_a_loop_at_home_raises_a_graphlab_error
     assert "'worker-7'" in str(error) and "'MainThread'" in str(error)
 
 
+def test_post_from_another_thread_after_the_home_loop_closed_says_so():
+    async def make():
+        return HomeThread()
+
+    home = asyncio.run(make())
+    got = {}
+
+    def worker():
+        try:
+            home.post(lambda: None)
+        except HomeThreadError as exc:
+            got["error"] = str(exc)
+
+    from_thread(worker).join()
+    assert "its event loop there has closed" in got["error"]
+    assert "make the editor inside a running event loop" in got["error"]
+
+
 def test_work_left_queued_when_the_loop_closed_runs_at_home_before_the_next_post():
     async def make():
         return HomeThread()

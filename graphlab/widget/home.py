@@ -115,12 +115,12 @@ class HomeThread:
 
     def _reachable(self) -> None:
         if not self._usable():
-            where = "no event loop" if self._loop is None else "its event loop has closed"
+            where = "no event loop runs there to take it" if self._loop is None else "its event loop there has closed"
             raise HomeThreadError(
-                f"the editor got work on thread {threading.current_thread().name!r}, but it runs Taichi on the "
-                f"thread that made it ({self.thread.name!r}, where ti.init ran) and {where} runs there to hand the "
-                "work to; call the editor from that thread, or make the editor inside a running event loop "
-                "(a notebook cell is one)"
+                f"the editor got work on thread {threading.current_thread().name!r}, but it works on the thread "
+                f"that made it ({self.thread.name!r}; Taichi compiles only on the thread of ti.init) and {where}; "
+                "call the editor from that thread, or make the editor inside a "
+                "running event loop (a notebook cell is one)"
             )
 
     def _schedule(self) -> None:
