@@ -41,6 +41,9 @@ export const CONTROLS: readonly Control[] = [
   },
 ];
 
+/** Shown while a debug session starts: the first start after `ti.init` or an edit compiles the graph's kernels. */
+const STARTING = "Starting the debugger\u2026 compiling the graph's kernels (the first start takes a few seconds)";
+
 /** The toolbar's debugger buttons: Debug (start/stop), then the controls. */
 export class DebugBar {
   readonly el: HTMLElement;
@@ -65,6 +68,11 @@ export class DebugBar {
       this.start.textContent = "\u25a0 Stop";
       this.start.dataset.running = "1";
       this.start.title = `End debug session ${debug.session} (${keysFor("debugStart")})`;
+    } else if (busy) {
+      // a start in flight (the only debug request sent with no session): it compiles, so say so
+      this.start.textContent = "Starting\u2026";
+      delete this.start.dataset.running;
+      this.start.title = STARTING;
     } else {
       this.start.textContent = "\u25b6 Debug";
       delete this.start.dataset.running;
@@ -254,11 +262,14 @@ export class DebugSection implements Section {
     const start = this.listeners.button("\u25b6 Start debugging", `Start a session (${keysFor("debugStart")})`, () =>
       this.actions.debug("start"),
     );
-    start.disabled = state.busy.has("debug");
+    const starting = state.busy.has("debug"); // with no session, the request out is a start
+    start.disabled = starting;
+    if (starting) start.textContent = "Starting\u2026";
     return h(
       "div",
       {},
       h("h3", {}, "Debugger"),
+      starting ? h("p", { class: "gl-debug-starting", role: "status" }, STARTING) : null,
       debug.ended
         ? h("p", { class: "gl-hint gl-debug-ended" }, `Session ${debug.session} ended: ${debug.ended}`)
         : null,

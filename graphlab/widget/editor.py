@@ -11,11 +11,15 @@ for edits with custom messages (see
 change nothing and say why in ``error``, and changes made to the graph from Python show in the
 widget through ``graph.observe``. The debug, inspect and export panels work the same way over a
 :class:`~graphlab.debug.DebugSession` and ``gl.export``/``gl.verify`` (:mod:`graphlab.widget.panels`).
+
+Everything the editor does runs on the thread that made it, where Taichi was initialised: messages
+that ipykernel 7 hands over on a subshell thread are queued there (:mod:`graphlab.widget.home`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sys
 import weakref
@@ -34,6 +38,7 @@ from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
 from graphlab.render import render
 from graphlab.spec import Arg
 from graphlab.widget.history import History
+from graphlab.widget.home import HomeThread, HomeThreadError
 from graphlab.widget.messages import (
     PANEL_MESSAGES,
     Message,
@@ -120,6 +125,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             raise TypeError(f"GraphEditor edits a graphlab.Graph, got {type(graph).__name__}")
         if values is not None and not isinstance(values, Mapping):
             raise TypeError(f"values= takes a dict of run values by arg name, got {type(values).__name__}")
+        self._home = HomeThread()  # before the comm opens: its messages go through it
         super().__init__(**kwargs)
         self._graph = graph
         self._kernels = KernelRegistry(kernels) if kernels is not None else KernelRegistry()
@@ -142,7 +148,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         self._unsubscribe = unsubscribe
         try:
             self.on_msg(self._on_message)
-            self._panels = Panels(self, values)
+            self._panels = Panels(self, values, home=self._home)
             self._sync()
             with self.hold_sync():
                 self.debugger = self._panels.debug.view()
@@ -169,9 +175,10 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         show it in the debug panel and return it; stepping it in a cell shows in the panel too.
 
         Takes what :meth:`graphlab.Graph.debug` takes (``options=``, values by name). The values
-        become the editor's: the Debug button and Export use them from then on.
+        become the editor's: the Debug button and Export use them from then on. Called from another
+        thread, it runs on the editor's (Taichi's) thread and waits for it.
         """
-        return self._panels.start(values, **kwargs)
+        return self._home.call(functools.partial(self._panels.start, values, **kwargs))
 
     def refresh(self, stop: Any = None) -> bool:
         """Show changes made to the session from Python now (done after every notebook cell anyway).
@@ -179,7 +186,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         ``stop``: the :class:`~graphlab.debug.Stop` the move returned, so the panel shows why the
         session stopped (after a cell, the Stop the cell ends with is used).
         """
-        return self._panels.refresh(stop)
+        return self._home.call(functools.partial(self._panels.refresh, stop))
 
     def close(self) -> None:
         """Stop following the graph, end the debug session and close the widget.
@@ -199,8 +206,16 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
 
         The widget's comm calls this for every custom message; tests and scripts may call it too.
         Every message is answered: a malformed one with an error reply (see
-        :mod:`graphlab.widget.messages`), and nothing raises out of here.
+        :mod:`graphlab.widget.messages`), and nothing raises out of here. Called from another
+        thread, it runs on the editor's (Taichi's) thread and waits for the reply.
         """
+        if not self._home.here:
+            try:
+                return self._home.call(functools.partial(self.handle_message, content))
+            except HomeThreadError as exc:
+                reply = self._refuse(request_of(content), f"message ignored: {exc}", set_error=False)
+                self.send(reply)
+                return reply
         try:
             reply = self._handle(content)
         except Exception as exc:  # a bug must cost one refused message, not an unanswered front-end
@@ -260,6 +275,12 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
     # --- changes made in Python ----------------------------------------------------------------------
 
     def _on_graph_change(self, change: GraphChange) -> None:
+        if not self._home.here:
+            try:
+                self._home.post(functools.partial(self._on_graph_change, change))
+                return
+            except HomeThreadError:  # no loop at home: drawing touches no Taichi runtime, so draw here
+                pass
         if self._applying:
             return
         self._pending.append(change)
@@ -289,6 +310,20 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         self._sync()
 
     # --- messages from the front-end -----------------------------------------------------------------
+
+    def _handle_msg(self, msg: Any) -> None:
+        """Every comm message (custom messages, trait updates, state requests) runs on the home thread.
+
+        ipykernel 7 calls this on a subshell thread for JupyterLab's widget messages; the message is
+        queued for the editor's thread and this returns at once.
+        """
+        try:
+            self._home.post(functools.partial(super()._handle_msg, msg))
+        except HomeThreadError as exc:
+            _log.error("graphlab: %s", exc)
+            data = msg.get("content", {}).get("data", {}) if isinstance(msg, dict) else {}
+            if isinstance(data, dict) and data.get("method") == "custom":
+                self.send(self._refuse(request_of(data.get("content")), f"message ignored: {exc}", set_error=False))
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self.handle_message(content)

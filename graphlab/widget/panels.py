@@ -11,6 +11,7 @@ be honoured (no session, a stale session number, a bad expression, a position ou
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import weakref
 from collections.abc import Callable, Mapping
@@ -20,6 +21,7 @@ from IPython import get_ipython
 
 from graphlab.errors import GraphlabError
 from graphlab.widget.debugging import DebugPanel, PanelError
+from graphlab.widget.home import HomeThread
 from graphlab.widget.shipping import ExportPanel
 
 if TYPE_CHECKING:
@@ -37,8 +39,9 @@ class PanelRefusedError(Exception):
 class Panels:
     """The panels of one editor (see the module docs)."""
 
-    def __init__(self, editor: GraphEditor, values: Mapping[str, Any] | None) -> None:
+    def __init__(self, editor: GraphEditor, values: Mapping[str, Any] | None, *, home: HomeThread) -> None:
         self._editor = weakref.ref(editor)
+        self._home = home
         self.values: dict[str, Any] | None = dict(values) if values is not None else None
         self.debug = DebugPanel()
         self.export = ExportPanel(editor.model.name)
@@ -215,8 +218,9 @@ class Panels:
             panels = ref()
             if panels is None:
                 return
-            try:
-                panels.refresh(getattr(outcome, "result", None))
+            result = getattr(outcome, "result", None)
+            try:  # a cell of a subshell console ends on its own thread: read the session on the editor's
+                panels._home.post(functools.partial(panels.refresh, result))
             except Exception:  # never break the user's cell over a panel refresh
                 _log.exception("graphlab: refreshing the debug panel after a cell failed")
 
