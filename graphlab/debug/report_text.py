@@ -223,6 +223,8 @@ def parity_text(report: ParityReport) -> str:
     )
     for note in report.control:
         lines.append(f"control flow: {note}")
+    for note in report.random:
+        lines.append(f"random: {note}")
     for note in report.timing_dependent:
         lines.append(f"timing-dependent: {note}")
     return "\n".join(lines)
