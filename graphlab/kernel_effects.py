@@ -182,7 +182,7 @@ def _draws(
             continue
         callee = resolve_callee(node.func, scope)
         if module_of(callee).split(".")[0] == "taichi" and getattr(callee, "__name__", "") in _RANDOM_NAMES:
-            yield RandomDraw(f"ti.{callee.__name__}()", name, first + node.lineno - 1, path)  # type: ignore[union-attr]
+            yield RandomDraw(f"ti.{callee.__name__}()", name, first + node.lineno - 1, path)  # type: ignore[attr-defined]
         elif is_taichi_function(callee) and depth < _MAX_DEPTH:
             try:
                 inner, inner_scope = parse_function(callee)  # type: ignore[arg-type]
@@ -262,9 +262,13 @@ def _atomics(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first
                 "atomic_sub",
             ):
                 target = node.args[0]
-        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in arrays:
-            if _index(target) != own:
-                yield AtomicAdd(target.value.id, _index(target), first + target.lineno - 1)
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and target.value.id in arrays
+            and _index(target) != own
+        ):
+            yield AtomicAdd(target.value.id, _index(target), first + target.lineno - 1)
 
 
 def _races(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first: int) -> Iterator[Race]:

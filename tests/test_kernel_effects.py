@@ -13,8 +13,7 @@ import taichi as ti
 import graphlab as gl
 from graphlab.check import rule_table
 from graphlab.debug.redraws import RandomReplayWarning
-from graphlab.export.report import DIFFERS, NOISE, RANDOM, TOLERATED, compare
-from graphlab.export.report import VerifyReport
+from graphlab.export.report import DIFFERS, NOISE, RANDOM, TOLERATED, VerifyReport, compare
 from graphlab.export.verify import _notes
 from graphlab.kernel_effects import REPRODUCIBLE_HINT, kernel_effects
 from graphlab.variance import Cause, buffer_causes
@@ -67,7 +66,7 @@ def test_validate_warns_of_random_draws_and_races_naming_kernel_buffer_and_line(
     found = {d.code: d for d in _wall_graph().validate() if d.code in ("GL027", "GL028")}
     random, race = found["GL027"], found["GL028"]
     assert (random.severity, random.node, random.hint) == ("warning", "shake", REPRODUCIBLE_HINT)
-    assert f"kernel 'shake' draws random numbers (ti.randn() in noise (called via shaken), line " in random.message
+    assert "kernel 'shake' draws random numbers (ti.randn() in noise (called via shaken), line " in random.message
     assert "use graphlab.random (counter-based, reproducible)" in str(random)
     assert (race.severity, race.node, race.arg) == ("warning", "wall", "density")
     line = _line(rk.wall, "rho[i, j] = rho[inb, jnb]")

@@ -46,11 +46,12 @@ def validate_races(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     for found in graph_effects(graph):
         for race in found.effects.races:
             buffer = found.arg(race.param)
+            others = " or ".join(f"{buffer}[{r}]" for r in race.reads)
             yield Diagnostic(
                 "GL028",
                 "warning",
                 f"kernel {found.kernel!r}: {race.describe(buffer)}; another thread may write "
-                f"{' or '.join(f'{buffer}[{r}]' for r in race.reads)} before or after this read, so on a GPU the result depends on "
+                f"{others} before or after this read, so on a GPU the result depends on "
                 "thread order",
                 found.node,
                 buffer,
