@@ -2,6 +2,7 @@
 compare and verify say about them (issue 19, point 3)."""
 
 import inspect
+import re
 import warnings
 from types import SimpleNamespace
 
@@ -17,6 +18,7 @@ from graphlab.export.report import DIFFERS, NOISE, RANDOM, TOLERATED, VerifyRepo
 from graphlab.export.verify import _notes
 from graphlab.kernel_effects import REPRODUCIBLE_HINT, kernel_effects
 from graphlab.variance import Cause, buffer_causes
+from graphlab.widget.view import graph_view
 
 
 def _line(fn, text):
@@ -170,3 +172,27 @@ def test_verify_notes_name_ti_random_and_the_causes_not_noise(tmp_path):
     assert "rho can vary from run to run because dispatch 'wall' races on 'rho'" in notes[1]
     assert notes[2].startswith("y: no random draw, float atomic add or race upstream")
     assert not any("atomically" in n for n in notes)  # no float atomics in this graph: not blamed
+
+
+# --- the drawing and the widget ----------------------------------------------------------------------------
+
+
+def test_the_drawing_and_the_widget_mark_a_random_dispatch(ti_cpu):
+    g = _shake_graph()
+    source = g.render(access="ast").source
+    shake, double = _attrs(source, "shake"), _attrs(source, "double")
+    assert shake["label"] == "2. shake\nti.random" and "diagonals" in shake["style"]
+    assert double["label"] == "1. double" and "diagonals" not in double.get("style", "")
+    assert "GL027: kernel 'shake' draws random numbers" in shake["tooltip"]
+    unrolled = g.render(view="unrolled").source
+    assert _attrs(unrolled, "shake")["label"] == "1: shake\nti.random"
+    nodes = {n["id"]: n for n in graph_view(g)["nodes"]}
+    assert nodes["shake"]["random"].startswith("ti.randn() in noise (called via shaken), line ")
+    assert "random" not in nodes["double"]
+
+
+def _attrs(source, name):
+    """The quoted attributes of one DOT node statement."""
+    statement = re.search(rf'^\s*"?{re.escape(name)}"? \[((?:[^"\]]|"(?:[^"\\]|\\.)*")*)\]', source, re.M)
+    assert statement, f"no node {name!r} in the DOT"
+    return dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', statement.group(1)))

@@ -96,6 +96,8 @@ export interface DispatchView extends NodeBase {
   params: ParamView[];
   /** Parameter name -> bound arg name (null: unbound), in parameter order. */
   bindings: Record<string, string | null>;
+  /** What its kernel draws at random (`ti.random() in init, line 12`); left out when it draws nothing. */
+  random?: string;
 }
 
 /** A use of a sequence definition, repeated `repeat` times. */

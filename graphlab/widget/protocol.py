@@ -205,6 +205,8 @@ class DispatchView(NodeBase):
     params: list[ParamView]
     bindings: dict[str, str | None]
     """Parameter name -> bound arg name (null: unbound), in parameter order."""
+    random: NotRequired[str]
+    """What its kernel draws at random (``ti.random() in init, line 12``); left out when it draws nothing."""
 
 
 class SequenceView(NodeBase):
