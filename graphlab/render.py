@@ -16,8 +16,9 @@ Three views:
 
 Nodes with diagnostics are coloured, with the messages as tooltips. A dispatch whose kernel draws random
 numbers (``ti.random``, :mod:`graphlab.kernel_effects`) is marked: a ``ti.random`` line in its label and
-cut corners (``diagonals``), in every view, so the step that makes runs differ shows at a glance. SVG node ids are the graphlab node
-ids (``substep/p2g``, ``arg:x``), which the widget uses to map clicks back to the model.
+cut corners (``diagonals``), in every view, so the step that makes runs differ shows at a glance. SVG
+node ids are the graphlab node ids (``substep/p2g``, ``arg:x``), which the widget uses to map clicks
+back to the model.
 
 Everything goes through one DOT boundary (:func:`_digraph`'s class): text attributes (labels,
 tooltips, ids) are escaped (backslashes doubled, never read as an HTML-like ``<...>`` label) and
