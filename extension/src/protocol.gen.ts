@@ -294,6 +294,11 @@ export interface DivergenceView {
   max_rel: Num;
   control_node: string | null;
   decisions: string[] | null;
+  /**
+   * Set when the dispatch that differs draws random numbers (`ti.random`): the two sides drew other
+   * numbers, not a value divergence.
+   */
+  random: string | null;
   /** The divergence in a sentence. */
   text: string;
   /** The absolute difference drawn (a `data:` URL of a PNG heat map or an SVG line plot), or null. */

@@ -421,6 +421,9 @@ class DivergenceView(TypedDict):
     max_rel: Num
     control_node: str | None
     decisions: list[str] | None
+    random: str | None
+    """Set when the dispatch that differs draws random numbers (``ti.random``): the two sides drew other
+    numbers, not a value divergence."""
     text: str
     """The divergence in a sentence."""
     picture: str | None
