@@ -23,7 +23,9 @@ copies needed were evicted (the store has a byte budget; the oldest go first), t
 the nearest state it can rebuild, at worst the initial state (always kept, outside the budget), and
 replays forward. On archs where float atomics make the last bits depend on thread timing (several
 CPU threads, GPUs), a replayed state can differ in those bits from the first run: run on one CPU
-thread (``ti.init(arch=ti.cpu, cpu_max_num_threads=1)``) for bit-identical replays.
+thread (``ti.init(arch=ti.cpu, cpu_max_num_threads=1)``) for bit-identical replays. A dispatch that draws
+random numbers (``ti.random``) draws other ones when it runs again after going back: the session
+warns then (:mod:`graphlab.debug.redraws`).
 
 A graph with conditionals or loops has no fixed list of dispatches: the session records its timeline
 as it runs (:mod:`graphlab.debug.flow`). When the position reaches a control point, the flag is
