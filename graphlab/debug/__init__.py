@@ -28,6 +28,7 @@ from graphlab.debug.report import (
     Stop,
     StopStats,
 )
+from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.session import DebugError, DebugOptions, DebugSession, ReplayError
 from graphlab.debug.timing import LoopTime, NodeTime, SegmentTime, StepTime, TimingReport
 
@@ -47,6 +48,7 @@ __all__ = [
     "ParityReport",
     "ParityRow",
     "Position",
+    "RandomReplayWarning",
     "ReplayError",
     "SegmentTime",
     "SnapshotUsage",
