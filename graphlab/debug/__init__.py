@@ -15,6 +15,7 @@ The records it returns are in :mod:`~graphlab.debug.report`, their text in
 from graphlab.debug.breakpoints import Breakpoint, Watch
 from graphlab.debug.compare import Divergence
 from graphlab.debug.inspect import BufferView, DiffView
+from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.report import (
     Decision,
     Fault,
@@ -28,7 +29,6 @@ from graphlab.debug.report import (
     Stop,
     StopStats,
 )
-from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.session import DebugError, DebugOptions, DebugSession, ReplayError
 from graphlab.debug.timing import LoopTime, NodeTime, SegmentTime, StepTime, TimingReport
 
