@@ -13,7 +13,7 @@ import taichi as ti
 
 import graphlab as gl
 from graphlab.check import rule_table
-from graphlab.debug.redraws import RandomReplayWarning
+from graphlab.debug import DebugOptions, RandomReplayWarning
 from graphlab.export.report import DIFFERS, NOISE, RANDOM, TOLERATED, VerifyReport, compare
 from graphlab.export.verify import _notes
 from graphlab.kernel_effects import REPRODUCIBLE_HINT, kernel_effects
@@ -196,3 +196,16 @@ def _attrs(source, name):
     statement = re.search(rf'^\s*"?{re.escape(name)}"? \[((?:[^"\]]|"(?:[^"\\]|\\.)*")*)\]', source, re.M)
     assert statement, f"no node {name!r} in the DOT"
     return dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', statement.group(1)))
+
+
+def test_going_back_by_replaying_over_a_random_dispatch_warns_at_once(ti_cpu):
+    g = gl.Graph("replayed")
+    x = g.ndarray("x", ti.f32, ndim=1)
+    g.dispatch(rk.shake, x)
+    with g.sequence("twice", repeat=2) as s:
+        s.dispatch(rk.double, x)
+    dbg = g.debug(x=np.ones(64, np.float32), options=DebugOptions(budget_bytes=1))  # no copies: replays
+    dbg.continue_()
+    with pytest.warns(RandomReplayWarning, match=r"rebuilt step 2 by running steps 0\.\.1 again"):
+        dbg.back(1)
+    assert "step 'shake' among them draws random numbers" in dbg.notes[-1] and "budget_bytes" in dbg.notes[-1]

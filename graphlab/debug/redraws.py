@@ -50,3 +50,19 @@ class Redraws:
             )
             notes.append(note)
             warnings.warn(note, RandomReplayWarning, stacklevel=4)
+
+    def replayed(self, steps: Sequence[Step], start: int, stop: int, notes: list[str]) -> None:
+        """Going back rebuilt a state by running ``steps[start:stop]`` again (its copies were evicted):
+        a random step among them drew other numbers, so the state rebuilt is not the one first reached."""
+        drawn = [steps[k] for k in range(start, min(stop, len(steps))) if steps[k].node_id in self.notes]
+        if not drawn:
+            return
+        first = drawn[0]
+        note = (
+            f"going back rebuilt step {stop} by running steps {start}..{stop - 1} again (their copies were "
+            f"evicted), and step {first.id!r} among them draws random numbers ({self.notes[first.node_id]}): the "
+            f"buffers now differ from the ones first reached there; raise DebugOptions(budget_bytes=...) to keep "
+            f"the copies, or {REPRODUCIBLE_HINT}"
+        )
+        notes.append(note)
+        warnings.warn(note, RandomReplayWarning, stacklevel=5)
