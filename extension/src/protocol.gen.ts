@@ -435,8 +435,12 @@ export interface InspectView {
 /** A target of `gl.export(arch=)`. */
 export type ExportArch = "x64" | "vulkan" | "cuda";
 
-/** `gl.verify`'s verdict: bit for bit; no larger than Python's own run-to-run difference; beyond it (fails). */
-export type Verdict = "identical" | "within run-to-run noise" | "differs";
+/**
+ * `gl.verify`'s verdict: bit for bit; no larger than Python's own run-to-run difference where an atomic add
+ * or a race can cause it; downstream of a `ti.random` draw; within `rtol` with nothing to explain it; beyond
+ * all of these (fails).
+ */
+export type Verdict = "identical" | "within run-to-run noise" | "depends on ti.random" | "within rtol" | "differs";
 
 /** How one output of the exported module compared with Python's. */
 export interface OutputDiffView {

@@ -568,8 +568,10 @@ ExportArch = Literal["x64", "vulkan", "cuda"]
 """A target of ``gl.export(arch=)``."""
 
 
-Verdict = Literal["identical", "within run-to-run noise", "differs"]
-"""``gl.verify``'s verdict: bit for bit; no larger than Python's own run-to-run difference; beyond it (fails)."""
+Verdict = Literal["identical", "within run-to-run noise", "depends on ti.random", "within rtol", "differs"]
+"""``gl.verify``'s verdict: bit for bit; no larger than Python's own run-to-run difference where an atomic add
+or a race can cause it; downstream of a ``ti.random`` draw; within ``rtol`` with nothing to explain it; beyond
+all of these (fails)."""
 
 
 class OutputDiffView(TypedDict):
