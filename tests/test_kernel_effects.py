@@ -206,6 +206,21 @@ def test_going_back_by_replaying_over_a_random_dispatch_warns_at_once(ti_cpu):
         s.dispatch(rk.double, x)
     dbg = g.debug(x=np.ones(64, np.float32), options=DebugOptions(budget_bytes=1))  # no copies: replays
     dbg.continue_()
-    with pytest.warns(RandomReplayWarning, match=r"rebuilt step 2 by running steps 0\.\.1 again"):
+    with pytest.warns(RandomReplayWarning, match=r"rebuilding step 2 ran steps 0\.\.1 again"):
         dbg.back(1)
     assert "step 'shake' among them draws random numbers" in dbg.notes[-1] and "budget_bytes" in dbg.notes[-1]
+
+
+def test_reading_a_past_value_by_replaying_over_a_random_dispatch_warns(ti_cpu):
+    g = gl.Graph("replayed")
+    x = g.ndarray("x", ti.f32, ndim=1)
+    g.dispatch(rk.shake, x)
+    with g.sequence("twice", repeat=2) as s:
+        s.dispatch(rk.double, x)
+    dbg = g.debug(x=np.ones(64, np.float32), options=DebugOptions(budget_bytes=1))
+    dbg.continue_()
+    with pytest.warns(RandomReplayWarning, match=r"rebuilding step 2 ran steps 0\.\.1 again"):
+        dbg.inspect("x", at=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RandomReplayWarning)
+        dbg.inspect("x", at=0)  # the initial state is always kept: nothing runs again

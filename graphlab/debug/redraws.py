@@ -5,6 +5,8 @@ draws other numbers (Taichi's generator state moved on), so everything after it 
 values than the first time. :class:`Redraws` remembers the random steps a ``back()``/``goto()`` or
 ``restart()`` went back over, and when the session runs forward past one again, says so once: a
 :class:`RandomReplayWarning` and a line in the session's ``notes`` naming the step and the kernel.
+Where going back (or reading a past value) must rebuild a state by replaying steps whose copies were
+evicted, a random step among them warns at once: the rebuilt state is not the one first reached.
 """
 
 from __future__ import annotations
@@ -52,14 +54,15 @@ class Redraws:
             warnings.warn(note, RandomReplayWarning, stacklevel=4)
 
     def replayed(self, steps: Sequence[Step], start: int, stop: int, notes: list[str]) -> None:
-        """Going back rebuilt a state by running ``steps[start:stop]`` again (its copies were evicted):
-        a random step among them drew other numbers, so the state rebuilt is not the one first reached."""
+        """Going back (or reading a past value) rebuilt a state by running ``steps[start:stop]`` again (its
+        copies were evicted): a random step among them drew other numbers, so the state rebuilt is not
+        the one first reached."""
         drawn = [steps[k] for k in range(start, min(stop, len(steps))) if steps[k].node_id in self.notes]
         if not drawn:
             return
         first = drawn[0]
         note = (
-            f"going back rebuilt step {stop} by running steps {start}..{stop - 1} again (their copies were "
+            f"rebuilding step {stop} ran steps {start}..{stop - 1} again (their copies were "
             f"evicted), and step {first.id!r} among them draws random numbers ({self.notes[first.node_id]}): the "
             f"buffers now differ from the ones first reached there; raise DebugOptions(budget_bytes=...) to keep "
             f"the copies, or {REPRODUCIBLE_HINT}"

@@ -345,6 +345,7 @@ class SessionRunning:
             if src is not None:
                 return src.array(canon, self._live)
             start = self._timeline.best_start(q, p)
+            self._redraws.replayed(self._table.steps, start, q, self.notes)
         elif self._table.first_write(canon, p) >= q:
             return self._live[canon]
         else:
