@@ -125,6 +125,7 @@ def test_parity_says_which_dispatch_draws_random_numbers(ti_cpu):
     [note] = report.random
     assert note.startswith("dispatch 'shake' draws random numbers (ti.randn() in noise")
     assert f"random: {note}" in str(report)
+    assert str(report).splitlines()[0].endswith("DIFFERENT (a dispatch draws random numbers: see below)")
     plain = gl.Graph("plain")
     plain.dispatch(rk.double, plain.ndarray("x", ti.f32, ndim=1))
     assert plain.debug(x=np.ones(4, np.float32)).parity().random == ()
