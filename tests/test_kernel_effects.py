@@ -137,7 +137,9 @@ def test_parity_says_which_dispatch_draws_random_numbers(ti_cpu):
 @pytest.mark.vulkan
 def test_compare_reports_a_random_dispatch_not_a_value_divergence(ti_cpu):
     dbg = _shake_graph().debug(x=np.ones(64, np.float32))
-    found = dbg.compare("vulkan")
+    with warnings.catch_warnings():  # the search's own back and forth is not the user's
+        warnings.simplefilter("error", RandomReplayWarning)
+        found = dbg.compare("vulkan")
     assert found is not None and found.node_id == "shake" and found.random is not None
     assert str(found).startswith("dispatch 'shake' draws random numbers (ti.randn() in noise")
     assert "drew other numbers" in str(found) and "diverge at" not in str(found)
@@ -225,3 +227,15 @@ def test_reading_a_past_value_by_replaying_over_a_random_dispatch_warns(ti_cpu):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RandomReplayWarning)
         dbg.inspect("x", at=0)  # the initial state is always kept: nothing runs again
+
+
+@pytest.mark.vulkan
+def test_compare_against_a_module_names_the_random_dispatch(ti_cpu, tmp_path):
+    start = np.ones(64, np.float32)
+    gl.export(_shake_graph(), tmp_path / "m", "vulkan", values={"x": start}, progress=False)
+    with warnings.catch_warnings():  # the search's own back and forth is not the user's
+        warnings.simplefilter("error", RandomReplayWarning)
+        found = _shake_graph().debug(x=start.copy()).compare(tmp_path / "m")
+    assert found is not None and (found.step_id, found.archs) == ("shake", ("x64", "vulkan module"))
+    assert str(found).startswith("dispatch 'shake' draws random numbers (ti.randn() in noise")
+    assert found.to_dict()["random"] == found.random and "use graphlab.random" in found.to_dict()["text"]
