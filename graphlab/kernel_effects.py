@@ -159,7 +159,7 @@ def kernel_effects(kernel: Callable[..., Any]) -> KernelEffects:
         name = getattr(kernel, "__name__", fdef.name)
         loops = list(_parallel_loops(fdef, scope))
         effects = KernelEffects(
-            tuple(dict.fromkeys(_draws(fdef, scope, name, first, (), 0))),
+            tuple(dict.fromkeys(_draws(fdef, scope, name, first, (), set()))),
             tuple(dict.fromkeys(a for loop in loops for a in _atomics(loop, scope, arrays, first))),
             tuple(dict.fromkeys(r for loop in loops for r in _races(loop, scope, arrays, first))),
         )
@@ -174,22 +174,23 @@ def _first_line(fn: Callable[..., Any]) -> int:
 
 
 def _draws(
-    fdef: ast.FunctionDef, scope: Mapping[str, object], name: str, first: int, path: tuple[str, ...], depth: int
+    fdef: ast.FunctionDef, scope: Mapping[str, object], name: str, first: int, path: tuple[str, ...], seen: set[int]
 ) -> Iterator[RandomDraw]:
-    """Random draws in a function body and in the ``ti.func``s it calls."""
+    """Random draws in a function body and in the ``ti.func``s it calls (each read once: ``seen``)."""
     for node in ast.walk(fdef):
         if not isinstance(node, ast.Call):
             continue
         callee = resolve_callee(node.func, scope)
         if module_of(callee).split(".")[0] == "taichi" and getattr(callee, "__name__", "") in _RANDOM_NAMES:
             yield RandomDraw(f"ti.{callee.__name__}()", name, first + node.lineno - 1, path)  # type: ignore[attr-defined]
-        elif is_taichi_function(callee) and depth < _MAX_DEPTH:
+        elif is_taichi_function(callee) and id(callee) not in seen and len(path) < _MAX_DEPTH:
+            seen.add(id(callee))
             try:
                 inner, inner_scope = parse_function(callee)  # type: ignore[arg-type]
             except (OSError, TypeError, SyntaxError, StopIteration, ValueError):
                 continue
             callee_name = getattr(callee, "__name__", inner.name)
-            yield from _draws(inner, inner_scope, callee_name, _first_line(callee), (*path, callee_name), depth + 1)  # type: ignore[arg-type]
+            yield from _draws(inner, inner_scope, callee_name, _first_line(callee), (*path, callee_name), seen)  # type: ignore[arg-type]
 
 
 def _parallel_loops(fdef: ast.FunctionDef, scope: Mapping[str, object]) -> Iterator[ast.For]:
