@@ -5,7 +5,8 @@ must give:
 - ``validate()`` (and ``validate(target=...)`` for each export target): no error, and exactly the
   warnings listed in ``TRUE_WARNINGS``, each with the reason it is true;
 - a compiled ``run()`` per frame equal, bit for bit, to the same kernels called one by one from
-  Python (``ti.cpu`` with one thread; ``texture_graph`` on Vulkan, the one arch its textures run on);
+  Python (``ti.cpu`` with one thread; ``texture_graph`` on Vulkan, the one arch its textures run on;
+  a workload that draws random numbers runs each side on a fresh runtime with the same seed);
 - stepping every dispatch in the debugger equal to the compiled run;
 - an export for x64 and Vulkan that ``gl.verify`` passes (x64 bit for bit);
 - graph files that load back to the same file, the same steps and the same results.
