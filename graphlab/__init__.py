@@ -216,8 +216,9 @@ def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
     -------
     VerifyReport
         Per output: the largest absolute and relative difference, Python against a second run of
-        itself, and a verdict: ``identical``, ``within run-to-run noise`` or ``differs`` (only this
-        one fails); ``verdict`` and ``passed`` for the whole; printed, a table.
+        itself, and a verdict: ``identical``, ``within run-to-run noise``, ``depends on ti.random``,
+        ``within rtol`` or ``differs`` (only this one fails); ``verdict`` and ``passed`` for the whole;
+        printed, a table.
 
     Raises
     ------

@@ -64,8 +64,8 @@ def register(sub: Any) -> None:
 
     verify = sub.add_parser(
         "verify",
-        help="run an exported module in the C runtime and in Python, compare; exit 0 identical or within "
-        "run-to-run noise, 1 differs",
+        help="run an exported module in the C runtime and in Python, compare; exit 0 identical, within "
+        "run-to-run noise, depending on ti.random or within rtol, 1 differs",
     )
     verify.add_argument("folder")
     verify.add_argument("--frames", type=int, default=1)

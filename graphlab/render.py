@@ -14,8 +14,11 @@ Three views:
   tooltip spells them out), dashed where the dependency is carried from one repetition to the next.
 - ``unrolled``: every step of the unrolled program in order (refused past ``max_steps``).
 
-Nodes with diagnostics are coloured, with the messages as tooltips. SVG node ids are the graphlab node
-ids (``substep/p2g``, ``arg:x``), which the widget uses to map clicks back to the model.
+Nodes with diagnostics are coloured, with the messages as tooltips. A dispatch whose kernel draws random
+numbers (``ti.random``, :mod:`graphlab.kernel_effects`) is marked: a ``ti.random`` line in its label and
+cut corners (``diagonals``), in every view, so the step that makes runs differ shows at a glance. SVG
+node ids are the graphlab node ids (``substep/p2g``, ``arg:x``), which the widget uses to map clicks
+back to the model.
 
 Everything goes through one DOT boundary (:func:`_digraph`'s class): text attributes (labels,
 tooltips, ids) are escaped (backslashes doubled, never read as an HTML-like ``<...>`` label) and
@@ -37,6 +40,7 @@ from graphlab.access import AccessFlag
 from graphlab.check import validate
 from graphlab.dataflow import dataflow_facts, dataflow_graph
 from graphlab.errors import GraphError, ToolMissingError
+from graphlab.kernel_effects import kernel_effects
 from graphlab.nodes import Cond, Dispatch, Loop, children
 from graphlab.render_text import arg_declaration, dispatch_tooltip, short_type
 from graphlab.shape_facts import graph_shape_relations, inferred_shapes
@@ -182,7 +186,17 @@ def _arg_node(name: str) -> str:
 def _dispatch_label(node_id: str, node: Dispatch, number: int) -> str:
     """``3. p2g``: the number is the dispatch's place in program order (depth first, as it runs)."""
     name = node_id.rsplit("/", 1)[-1]
-    return f"{number}. {name}" if name == node.kernel.name else f"{number}. {name}\n({node.kernel.name})"
+    label = f"{number}. {name}" if name == node.kernel.name else f"{number}. {name}\n({node.kernel.name})"
+    return label + RANDOM_LABEL if draws_random(node) else label
+
+
+#: The line a random dispatch's label ends with, and the style that cuts its corners.
+RANDOM_LABEL, RANDOM_STYLE = "\nti.random", "rounded,diagonals"
+
+
+def draws_random(node: Dispatch) -> bool:
+    """Whether the dispatch's kernel calls ``ti.random``/``ti.randn`` (itself or through ``ti.func``s)."""
+    return bool(kernel_effects(node.kernel.fn).random)
 
 
 def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access: str) -> None:
@@ -280,7 +294,8 @@ def _add_body(
             hover = dispatch_tooltip(node_id, node, pen.number, pen.within, pen.facts)
             # one Graphviz group per body: its order edges stay straight, so a run of dispatches is a column
             look = _node_style(node_id, marks, highlight, hover)
-            style = {"shape": "box", "style": "rounded", "group": prefix or "/", **look}
+            rounded = RANDOM_STYLE if draws_random(node) else "rounded"
+            style = {"shape": "box", "style": rounded, "group": prefix or "/", **look}
             dot.node(node_id, label, **style)
             pen.order += [(previous, node_id, _INVISIBLE) for previous in last]
             last = [node_id]
@@ -404,10 +419,12 @@ def _unrolled(graph: Graph, dot: Any, marks: dict, highlight: str | None, max_st
         )
     previous = None
     for step in graph.steps():
-        label = f"{step.index}: {step.id}"
+        random = draws_random(step.dispatch)
+        label = f"{step.index}: {step.id}" + (RANDOM_LABEL if random else "")
         style = _node_style(step.node_id, marks, highlight, label)
         style["id"] = step.id
-        dot.node(step.id, label, shape="box", style="rounded", **{k: v for k, v in style.items() if k != "style"})
+        rounded = RANDOM_STYLE if random else "rounded"
+        dot.node(step.id, label, shape="box", style=rounded, **{k: v for k, v in style.items() if k != "style"})
         if previous:
             dot.edge(previous, step.id)
         previous = step.id

@@ -29,6 +29,9 @@ export function verdictBanner(verify: VerifyView): { text: string; pass: boolean
     identical: "Verified: bit-identical",
     "within run-to-run noise":
       "Verified: within run-to-run noise (no larger than Python's own difference between two runs)",
+    "depends on ti.random":
+      "Not comparable: outputs depend on ti.random draws, which differ between the two runs (use graphlab.random)",
+    "within rtol": "Verified within rtol: nothing in the graph explains the difference, but it is within the tolerance",
     differs: "Verification FAILED: the module differs from Python beyond run-to-run noise",
   };
   return { text: text[verify.verdict], pass: verify.verdict !== "differs" };

@@ -96,6 +96,8 @@ export interface DispatchView extends NodeBase {
   params: ParamView[];
   /** Parameter name -> bound arg name (null: unbound), in parameter order. */
   bindings: Record<string, string | null>;
+  /** What its kernel draws at random (`ti.random() in init, line 12`); left out when it draws nothing. */
+  random?: string;
 }
 
 /** A use of a sequence definition, repeated `repeat` times. */
@@ -292,6 +294,11 @@ export interface DivergenceView {
   max_rel: Num;
   control_node: string | null;
   decisions: string[] | null;
+  /**
+   * Set when the dispatch that differs draws random numbers (`ti.random`): the two sides drew other
+   * numbers, not a value divergence.
+   */
+  random: string | null;
   /** The divergence in a sentence. */
   text: string;
   /** The absolute difference drawn (a `data:` URL of a PNG heat map or an SVG line plot), or null. */
@@ -428,8 +435,12 @@ export interface InspectView {
 /** A target of `gl.export(arch=)`. */
 export type ExportArch = "x64" | "vulkan" | "cuda";
 
-/** `gl.verify`'s verdict: bit for bit; no larger than Python's own run-to-run difference; beyond it (fails). */
-export type Verdict = "identical" | "within run-to-run noise" | "differs";
+/**
+ * `gl.verify`'s verdict: bit for bit; no larger than Python's own run-to-run difference where an atomic add
+ * or a race can cause it; downstream of a `ti.random` draw; within `rtol` with nothing to explain it; beyond
+ * all of these (fails).
+ */
+export type Verdict = "identical" | "within run-to-run noise" | "depends on ti.random" | "within rtol" | "differs";
 
 /** How one output of the exported module compared with Python's. */
 export interface OutputDiffView {

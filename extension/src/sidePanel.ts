@@ -219,6 +219,15 @@ class NodeSection implements Section {
       h("h3", {}, h("span", { class: "gl-kind" }, "dispatch"), " ", h("code", {}, node.id)),
       this.nameField(node),
       h("div", { class: "gl-kernel" }, "kernel ", h("code", { title: node.kernel }, node.kernel_name)),
+      ...(node.random === undefined
+        ? []
+        : [
+            h(
+              "div",
+              { class: "gl-random", title: "use graphlab.random (counter-based, reproducible)" },
+              `draws random numbers: ${node.random}; runs and replays do not repeat`,
+            ),
+          ]),
       h(
         "table",
         { class: "gl-bindings" },

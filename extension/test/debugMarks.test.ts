@@ -80,6 +80,7 @@ describe("debugMarks of a comparison", () => {
     max_rel: 0.5,
     control_node: null,
     decisions: null,
+    random: null,
     text: "x64 and vulkan diverge at step 4 substep[1]/g2p",
     picture: null,
   };

@@ -13,6 +13,7 @@ from graphlab.check import (
     rules_bindings,
     rules_control,
     rules_dataflow,
+    rules_effects,
     rules_names,
     rules_shapes,
     rules_size,
@@ -38,6 +39,7 @@ _RULE_MODULES = (
     rules_control,
     rules_targets,
     rules_shapes,
+    rules_effects,
 )
 
 

@@ -28,6 +28,8 @@ RULES: dict[str, str] = {
     "GL024": "a graph too large once unrolled: over 10,000,000 dispatches to compile, or too many to check",
     "GL025": "a declared shape smaller than a kernel's loop needs (error), or declared apart from it (info)",
     "GL026": "a guarded loop whose body writes a texture (it could not be copied aside to go back to)",
+    "GL027": "a kernel draws random numbers (ti.random): runs, replays and comparisons do not repeat",
+    "GL028": "a parallel loop writes a buffer at one index and reads it at another (a race on a GPU)",
     "GL029": "ndarray accesses the kernels' source cannot prove in bounds (info: run once with bounds='check')",
 }
 

@@ -15,6 +15,7 @@ The records it returns are in :mod:`~graphlab.debug.report`, their text in
 from graphlab.debug.breakpoints import Breakpoint, Watch
 from graphlab.debug.compare import Divergence
 from graphlab.debug.inspect import BufferView, DiffView
+from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.report import (
     Decision,
     Fault,
@@ -47,6 +48,7 @@ __all__ = [
     "ParityReport",
     "ParityRow",
     "Position",
+    "RandomReplayWarning",
     "ReplayError",
     "SegmentTime",
     "SnapshotUsage",

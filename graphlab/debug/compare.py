@@ -33,6 +33,7 @@ from graphlab.debug.compare_children import ChildPool, child_threads
 from graphlab.debug.compare_sides import COMMAND_TIMEOUT, Answer, LocalSide, Side
 from graphlab.debug.pictures import heatmap_png, lineplot_svg
 from graphlab.debug.session_errors import DebugError
+from graphlab.kernel_effects import REPRODUCIBLE_HINT, graph_effects
 from graphlab.nodes import Cond, Loop
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ class Divergence:
     control_node: str | None = None
     decisions: tuple[str, str] | None = None
     difference: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: Set when the dispatch that differs draws random numbers (``ti.random``): what it draws, where.
+    random: str | None = None
 
     def picture(self) -> bytes | str | None:
         """The absolute difference of ``buffer``: a PNG heat map (2-D and more, components folded by
@@ -106,7 +109,7 @@ class Divergence:
         keys = ("kind", "archs", "index", "step_id", "node_id", "buffer", "first_index", "values", "count", "size")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         out.update(max_abs=self.max_abs, max_rel=self.max_rel, rtol=self.rtol, atol=self.atol)
-        out.update(control_node=self.control_node, decisions=self.decisions, text=str(self))
+        out.update(control_node=self.control_node, decisions=self.decisions, random=self.random, text=str(self))
         for key in ("archs", "first_index", "values", "decisions"):
             out[key] = None if out[key] is None else list(out[key])
         return out
@@ -129,6 +132,12 @@ class Divergence:
                 text += f"; flag {self.buffer!r} is {self.values[0]} on {a}, {self.values[1]} on {b}"
             return text
         assert self.values is not None
+        if self.random is not None:  # other draws, not a value divergence
+            return (
+                f"{self.random}: {a} and {b} drew other numbers at {where}, so buffer {self.buffer!r} differs "
+                f"({self.count} of {self.size} elements) and what follows cannot be compared value for value; "
+                f"{REPRODUCIBLE_HINT}"
+            )
         return (
             f"{a} and {b} diverge at {where}: buffer {self.buffer!r} differs first at "
             f"{list(self.first_index or ())} ({a} {self.values[0]!r}, {b} {self.values[1]!r}); "
@@ -207,6 +216,7 @@ class _Search:
     since: int = 0
     flags: Mapping[str, str] = field(default_factory=dict)
     progress: Progress | None = None
+    random: Mapping[str, str] = field(default_factory=dict)  # node id -> what its kernel draws at random
 
     def report(self, stage: str, at: int) -> None:
         """Tell ``progress`` how far the search is (the share of the steps known so far)."""
@@ -249,7 +259,8 @@ class _Search:
             if d is not None:
                 return buffer_divergence(
                     name, mine[name], theirs[name], d, self.element_ndim.get(name, 0),
-                    archs=self.archs, rtol=self.rtol, atol=self.atol, **where,
+                    archs=self.archs, rtol=self.rtol, atol=self.atol, random=self.random.get(where["node_id"]),
+                    **where,
                 )  # fmt: skip
         return None
 
@@ -397,7 +408,7 @@ def compare_runs(
             sides = (LocalSide(mine), other)
             search = _Search(
                 timeline, sides, rtol, atol, max(1, stride or STRIDE), element_ndim, flags=timeline.flags,
-                progress=progress,
+                progress=progress, random=random_dispatches(graph),
             )  # fmt: skip
             return search.run()
     finally:
@@ -471,12 +482,18 @@ def compare_module(
             return buffer_divergence(
                 name, a, b, d, element_ndim.get(name, 0),
                 archs=archs, index=k, step_id=step.id, node_id=step.node_id, rtol=rtol, atol=atol,
+                random=random_dispatches(mine.graph).get(step.node_id),
             )  # fmt: skip
     name, d, a, b = at_end
     return buffer_divergence(
         name, a, b, d, element_ndim.get(name, 0), archs=archs, index=end, step_id=None, node_id=None, rtol=rtol,
         atol=atol,
     )  # fmt: skip
+
+
+def random_dispatches(graph: Graph) -> dict[str, str]:
+    """Node id -> what its kernel draws at random (``dispatch 'init' draws random numbers (...)``)."""
+    return {e.node: e.random_note() for e in graph_effects(graph) if e.effects.random}
 
 
 def _event(e: ControlEvent | None) -> str:

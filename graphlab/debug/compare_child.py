@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from graphlab.carry import load_kernels
 from graphlab.compiled import CompiledGraph, compile_graph
 from graphlab.dataflow import assume_access
 from graphlab.debug.compare_sides import side_state
+from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.session import DebugOptions, DebugSession
 from graphlab.graphfile import loads
 from graphlab.parentwatch import watch_parent
@@ -142,6 +144,8 @@ def main(argv: Sequence[str]) -> int:
     The process dies with its parent (:mod:`graphlab.parentwatch`), even in the middle of a command.
     """
     watch_parent()
+    # the search goes back and forth on purpose; a random dispatch is reported as the divergence itself
+    warnings.simplefilter("ignore", RandomReplayWarning)
     server = _Server()
     with os.fdopen(int(argv[0]), "r") as inbox, os.fdopen(int(argv[1]), "w") as outbox:
         for line in inbox:

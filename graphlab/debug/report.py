@@ -278,7 +278,8 @@ class ParityReport:
     ``timing_dependent`` names the dispatches whose float read-modify-writes (``+=``, atomics) can
     make the last bits depend on thread timing on this arch; differences are reported either way.
     ``control`` says where the two runs of a graph with conditionals or loops took different paths
-    (a branch, a loop's iteration count); empty when they agree.
+    (a branch, a loop's iteration count); empty when they agree. ``random`` names the dispatches that
+    draw random numbers (``ti.random``) when buffers differ: the two runs drew other numbers.
     """
 
     arch: str
@@ -286,6 +287,7 @@ class ParityReport:
     rows: tuple[ParityRow, ...]
     timing_dependent: tuple[str, ...]
     control: tuple[str, ...] = ()
+    random: tuple[str, ...] = ()
 
     @property
     def identical(self) -> bool:

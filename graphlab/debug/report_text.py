@@ -202,6 +202,8 @@ def parity_text(report: ParityReport) -> str:
     """The parity table, with the verdict per buffer and the timing notes."""
     threads = f", {report.threads} threads" if report.threads else ""
     verdict = "bit-identical" if report.identical else "DIFFERENT"
+    if report.random:
+        verdict += " (a dispatch draws random numbers: see below)"
     lines = [f"stepped run vs compiled graph on {report.arch}{threads}: {verdict}"]
     lines.append(
         table(
@@ -223,6 +225,8 @@ def parity_text(report: ParityReport) -> str:
     )
     for note in report.control:
         lines.append(f"control flow: {note}")
+    for note in report.random:
+        lines.append(f"random: {note}")
     for note in report.timing_dependent:
         lines.append(f"timing-dependent: {note}")
     return "\n".join(lines)

@@ -23,7 +23,9 @@ copies needed were evicted (the store has a byte budget; the oldest go first), t
 the nearest state it can rebuild, at worst the initial state (always kept, outside the budget), and
 replays forward. On archs where float atomics make the last bits depend on thread timing (several
 CPU threads, GPUs), a replayed state can differ in those bits from the first run: run on one CPU
-thread (``ti.init(arch=ti.cpu, cpu_max_num_threads=1)``) for bit-identical replays.
+thread (``ti.init(arch=ti.cpu, cpu_max_num_threads=1)``) for bit-identical replays. A dispatch that draws
+random numbers (``ti.random``) draws other ones when it runs again after going back: the session
+warns then (:mod:`graphlab.debug.redraws`).
 
 A graph with conditionals or loops has no fixed list of dispatches: the session records its timeline
 as it runs (:mod:`graphlab.debug.flow`). When the position reaches a control point, the flag is
@@ -66,6 +68,7 @@ from graphlab.debug.breakpoints import (
     evaluate_watches,
 )
 from graphlab.debug.flow import Recorder
+from graphlab.debug.redraws import Redraws
 from graphlab.debug.report import (
     Decision,
     Fault,
@@ -173,6 +176,7 @@ class DebugSession(
                 self._canon[name] = owner.setdefault(id(self._values[name]), name)
         self._live = {c: self._values[c] for c in dict.fromkeys(self._canon.values())}
         self.notes: list[str] = []
+        self._redraws = Redraws(self.graph)  # ti.random dispatches run again after going back
         self._node_writes = self._writes()
         self._recorder: Recorder | None = None
         if self.graph.has_control_flow:  # the timeline is recorded as the session runs (graphlab.debug.flow)
@@ -502,6 +506,7 @@ class DebugSession(
         if q is None or q > self._pos:
             return self._advance(self._goal(target, q), "step", locations=False, conditions=False)
         if q < self._pos:
+            self._redraws.rewound(self._table.steps, q, self._pos)
             self._back_to(q)
         return self._stop("start" if q == 0 else "step", start, t0)
 
@@ -511,6 +516,7 @@ class DebugSession(
         self._alive()
         t0, start = time.perf_counter(), self._pos
         restored = self._table.written_between(0, self._pos)
+        self._redraws.rewound(self._table.steps, 0, self._pos)
         self._timeline.restore(0, self._pos)
         self._timeline.clear()
         self._pos, self._state = 0, self._state + 1
@@ -559,6 +565,7 @@ class DebugSession(
             names = self._ordered(self._table.written_between(lo, hi) if restored is None else restored)
         stats = StopStats(names, *_stats_access(self))
         pos = self.position  # with control flow, standing at a control point decides it here
+        self._redraws.forward(self._table.steps, self._pos, self.notes)
         if reason == "step" and pos.step_id is None:
             reason = "end"
         watches = evaluate_watches(self._watches, self._resolve)

@@ -8,6 +8,7 @@ other arch's process stays warm for the session's next comparison (:mod:`graphla
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from graphlab.debug.compare import (
 )
 from graphlab.debug.compare_children import ChildPool, child_threads
 from graphlab.debug.compare_sides import COMMAND_TIMEOUT
+from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.session_errors import DebugError
 
 if TYPE_CHECKING:
@@ -110,6 +112,19 @@ class SessionCompare:
         kinds = [arg.kind for arg in self.graph.args.values()]
         check_options(self.graph.name, kinds, against, rtol, atol, timeout)
         self._alive()
+        with warnings.catch_warnings():  # the search goes back and forth on copies; a random dispatch is
+            warnings.simplefilter("ignore", RandomReplayWarning)  # reported as the divergence itself
+            return self._compare(against, rtol, atol, progress, timeout, keep)
+
+    def _compare(
+        self,
+        against: str | os.PathLike[str],
+        rtol: float,
+        atol: float,
+        progress: Progress | None,
+        timeout: float,
+        keep: bool,
+    ) -> Divergence | None:
         start = {k: v for k, v in self._detached(0).items() if k in self._compiled.args}  # written: new copies
         mine: Any = type(self)(self._compiled, start)  # type: ignore[call-arg]  # a DebugSession
         if is_module_folder(against):

@@ -18,6 +18,7 @@ from graphlab.dataflow import dataflow_facts
 from graphlab.debug.report import ParityReport, ParityRow, SnapshotUsage, StepRef, timing_dependent
 from graphlab.debug.stats import diff_stats
 from graphlab.debug.timing import TimingRecorder, TimingReport, timed
+from graphlab.kernel_effects import REPRODUCIBLE_HINT, graph_effects
 from graphlab.nodes import Loop
 from graphlab.plan import ControlEvent
 
@@ -156,7 +157,15 @@ class SessionReports:
         threads = _cpu_threads()
         notes = timing_dependent(dataflow_facts(self.graph).args, self.graph.args, self.arch, threads)
         control = () if self._recorder is None else _paths_differ(stepped_events, self._compiled.last_events)
-        return ParityReport(self.arch, threads, tuple(rows), notes, control)
+        random: tuple[str, ...] = ()
+        if not all(row.identical for row in rows):
+            random = tuple(
+                f"{e.random_note()}: the stepped run and the compiled graph drew other numbers, so the buffers "
+                f"after it differ ({REPRODUCIBLE_HINT})"
+                for e in graph_effects(self.graph)
+                if e.effects.random
+            )
+        return ParityReport(self.arch, threads, tuple(rows), notes, control, random)
 
     @property
     def snapshots(self) -> SnapshotUsage:

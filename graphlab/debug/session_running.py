@@ -28,6 +28,7 @@ from graphlab.debug.timing import timed
 
 if TYPE_CHECKING:
     from graphlab.debug.flow import Recorder
+    from graphlab.debug.redraws import Redraws
     from graphlab.debug.runner import Granularity, Piece, SegmentRunner
     from graphlab.debug.session import DebugOptions
     from graphlab.debug.timeline import Timeline
@@ -63,6 +64,8 @@ class SessionRunning:
     _timing: TimingRecorder
     _pos: int
     _state: int
+    _redraws: Redraws
+    notes: list[str]
 
     if TYPE_CHECKING:  # defined by DebugSession
 
@@ -324,6 +327,7 @@ class SessionRunning:
             self._timeline.restore(c, p)
             self._timeline.drop_after(c)
             self._pos = c
+            self._redraws.replayed(self._table.steps, c, q, self.notes)
             halt = self._run(c, q, "span", None)
             if halt is not None:
                 raise ReplayError(
@@ -341,6 +345,7 @@ class SessionRunning:
             if src is not None:
                 return src.array(canon, self._live)
             start = self._timeline.best_start(q, p)
+            self._redraws.replayed(self._table.steps, start, q, self.notes)
         elif self._table.first_write(canon, p) >= q:
             return self._live[canon]
         else:

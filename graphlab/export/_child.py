@@ -28,6 +28,7 @@ import numpy as np
 
 from graphlab.carry import load_kernels, run_child
 from graphlab.graphfile import loads
+from graphlab.variance import buffer_causes, causes_to_data
 
 KILL_AT_ENV = "GRAPHLAB_CHILD_KILL_AT"
 #: Device capabilities a Vulkan module needs for args of these dtypes (none are assumed by default).
@@ -162,7 +163,12 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     arch = _init(request["arch"], request.get("threads"))
     if arch != request["arch"]:
         return {"fallback": arch}
-    compiled = [compile_graph(graph) for graph in _graphs(request, kernels)]
+    graphs = _graphs(request, kernels)
+    compiled = [compile_graph(graph) for graph in graphs]
+    causes: dict[str, Any] = {}
+    for graph in graphs:  # what may make each buffer vary: verify attributes differences to it
+        for name, listed in causes_to_data(buffer_causes(graph)).items():
+            causes.setdefault(name, []).extend(c for c in listed if c not in causes[name])
     formats: dict[str, str] = dict(request.get("textures") or {})
     if formats:
         from graphlab.export.texture_kernels import read_texture, write_texture  # import cost: Taichi
@@ -211,6 +217,7 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
         "first_frame_s": first,
         "frame_s": rest / (frames - 1) if frames > 1 else first,
         "events": events,
+        "causes": causes,
     }
 
 

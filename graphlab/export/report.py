@@ -27,13 +27,20 @@ import numpy as np
 
 from graphlab.export.control import FrameEvent
 
-__all__ = ["DIFFERS", "IDENTICAL", "NOISE", "NOISE_FACTOR", "OutputDiff", "Verdict", "VerifyReport", "compare"]
+__all__ = [
+    "DIFFERS", "IDENTICAL", "NOISE", "NOISE_FACTOR", "RANDOM", "TOLERATED", "OutputDiff", "Verdict", "VerifyReport",
+    "compare",
+]  # fmt: skip
 
 #: Control events a passing report lists.
 SHOWN_EVENTS = 3
-Verdict = Literal["identical", "within run-to-run noise", "differs"]
+Verdict = Literal["identical", "within run-to-run noise", "depends on ti.random", "within rtol", "differs"]
 IDENTICAL: Verdict = "identical"
 NOISE: Verdict = "within run-to-run noise"
+#: It differs, and a dispatch upstream of it draws random numbers: the two sides drew other numbers.
+RANDOM: Verdict = "depends on ti.random"
+#: It differs within ``rtol``, and nothing in the graph (no atomic add, race or random draw) explains it.
+TOLERATED: Verdict = "within rtol"
 DIFFERS: Verdict = "differs"
 #: How many times the Python-vs-Python difference a host difference may reach and still count as noise.
 #: Two samples of one noise differ: on x64 with 8 threads adding 2^18 floats into 16 cells, one run's
@@ -62,6 +69,9 @@ class OutputDiff:
     passed: bool
     spread: float | None = None  # peak_rel of the Python frontend against a second run of itself
     noise: float | None = None  # max abs of the Python frontend against further runs of itself
+    #: What in the graph makes it vary (``Cause.text()``: random draws, float atomics, races); None: not known.
+    causes: tuple[str, ...] | None = None
+    random: bool = False  # a dispatch upstream of it draws random numbers
 
     @property
     def identical(self) -> bool:
@@ -70,8 +80,15 @@ class OutputDiff:
 
     @property
     def verdict(self) -> Verdict:
-        """``identical``, ``within run-to-run noise`` (passes) or ``differs`` (fails)."""
-        return IDENTICAL if self.identical else NOISE if self.passed else DIFFERS
+        """``identical``, ``within run-to-run noise``, ``depends on ti.random``, ``within rtol`` (these pass)
+        or ``differs`` (fails). With the causes known, noise is said only where the graph has one."""
+        if self.identical:
+            return IDENTICAL
+        if not self.passed:
+            return DIFFERS
+        if self.random:
+            return RANDOM
+        return TOLERATED if self.causes == () else NOISE
 
 
 @dataclass(frozen=True)
@@ -101,10 +118,14 @@ class VerifyReport:
 
     @property
     def verdict(self) -> Verdict:
-        """``identical``, ``within run-to-run noise`` or ``differs`` (a different control path differs)."""
+        """``identical``, ``within run-to-run noise``, ``depends on ti.random``, ``within rtol`` or ``differs``
+        (a different control path differs): the first failing output's, else the gravest passing one."""
         if not self.passed:
             return DIFFERS
-        return IDENTICAL if self.identical else NOISE
+        if self.identical:
+            return IDENTICAL
+        seen = {o.verdict for o in self.outputs}
+        return next(v for v in (RANDOM, TOLERATED, NOISE) if v in seen)
 
     @property
     def identical(self) -> bool:
@@ -152,7 +173,7 @@ class VerifyReport:
         ]
 
     def _repr_html_(self) -> str:
-        colour = {IDENTICAL: "#1a7f37", NOISE: "#1a7f37", DIFFERS: "#cf222e"}
+        colour = {IDENTICAL: "#1a7f37", NOISE: "#1a7f37", RANDOM: "#9a6700", TOLERATED: "#9a6700", DIFFERS: "#cf222e"}
         head = "".join(f"<th>{h}</th>" for h in self._HEADER)
         body = "".join(
             "<tr>"
@@ -173,11 +194,23 @@ def _nth(events: tuple[FrameEvent, ...], i: int) -> str:
     return str(events[i]) if i < len(events) else "nothing"
 
 
-def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, again: Sequence[np.ndarray] = ()) -> OutputDiff:
+def compare(
+    name: str,
+    got: np.ndarray,
+    want: np.ndarray,
+    rtol: float,
+    again: Sequence[np.ndarray] = (),
+    *,
+    causes: tuple[str, ...] | None = None,
+    random: bool = False,
+) -> OutputDiff:
     """Compare one output (``got``, the host's) with Python's (``want``); NaNs must sit in the same places.
 
     ``again`` are Python's further runs on the same inputs: the farthest of them from ``want`` is
-    the run-to-run noise that the host's difference is measured against.
+    the run-to-run noise that the host's difference is measured against. ``causes`` say what in the
+    graph makes the output vary (None: not known); with none, measured noise explains nothing, so
+    only ``rtol`` can pass a difference. ``random``: a dispatch upstream draws random numbers, so any
+    difference is the draws' (verdict ``depends on ti.random``).
     """
     max_abs, peak_rel, mismatched = _difference(got, want)
     noise = spread = None
@@ -185,11 +218,13 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, again: Se
         noise, spread = max((_difference(other, want)[:2] for other in again), key=lambda d: (np.isnan(d[0]), d[0]))
     shape, dtype = tuple(want.shape), str(want.dtype)
     if not mismatched:
-        return OutputDiff(name, dtype, shape, 0.0, 0.0, 0, True, spread, noise)
+        return OutputDiff(name, dtype, shape, 0.0, 0.0, 0, True, spread, noise, causes, random)
     within_rtol = np.isfinite(peak_rel) and peak_rel <= rtol
-    within_noise = noise is not None and np.isfinite(max_abs) and max_abs <= NOISE_FACTOR * noise
-    passed = bool(within_rtol or within_noise)
-    return OutputDiff(name, dtype, shape, max_abs, peak_rel, mismatched, passed, spread, noise)
+    earned = causes is None or bool(causes)  # noise is an excuse only where the graph has a cause for it
+    within_noise = earned and noise is not None and np.isfinite(max_abs) and max_abs <= NOISE_FACTOR * noise
+    # other draws explain other values, not another shape or a NaN on one side only
+    passed = bool(within_rtol or within_noise or (random and np.isfinite(max_abs)))
+    return OutputDiff(name, dtype, shape, max_abs, peak_rel, mismatched, passed, spread, noise, causes, random)
 
 
 def _difference(got: np.ndarray, want: np.ndarray) -> tuple[float, float, int]:

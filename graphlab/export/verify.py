@@ -45,7 +45,7 @@ from graphlab.export.capi_ctypes import taichi_c_api_dir
 from graphlab.export.control import FrameEvent, parse_event_lines
 from graphlab.export.hostgen import EXECUTABLE, build_host
 from graphlab.export.manifest import Manifest, Sample, module_folder, read_manifest
-from graphlab.export.report import NOISE, NOISE_FACTOR, OutputDiff, VerifyReport, compare
+from graphlab.export.report import NOISE, NOISE_FACTOR, RANDOM, TOLERATED, OutputDiff, VerifyReport, compare
 from graphlab.export.room import available_bytes, too_big
 from graphlab.export.seal import check_files, check_listed
 from graphlab.graphfile import loads
@@ -55,6 +55,7 @@ from graphlab.runvalues import array_problem, dims_problem, number_problem, nump
 from graphlab.shape_facts import first_violation
 from graphlab.spec import NUMPY_DTYPES, Arg
 from graphlab.texels import TEXEL_CHANNELS, TEXTURE_KINDS, texel_format
+from graphlab.variance import Cause, causes_from_data
 
 __all__ = ["OutputDiff", "Run", "VerifyError", "VerifyReport", "make_inputs", "run_host", "run_python", "verify"]
 
@@ -84,6 +85,15 @@ RTOL_NOTE = (
     "rtol={rtol:g} of the largest magnitude, so it counts as run-to-run noise (races that a few runs may "
     "not show); pass rtol=0 to count only the noise measured"
 )
+RANDOM_NOTE = (
+    "{names}: {causes}; the C host and Python draw other numbers, so these outputs cannot be compared bit for "
+    "bit ({reproducible} to verify them)"
+)
+CAUSE_NOTE = "{names} can vary from run to run because {causes}"
+NO_CAUSE_NOTE = (
+    "{names}: no random draw, float atomic add or race upstream in the graph explains this difference, so "
+    "it is not counted as run-to-run noise"
+)
 #: Where a second Python run can differ from the first (float atomics on a GPU).
 NONDETERMINISTIC = ("vulkan", "cuda")
 #: Most further Python runs that measure run-to-run noise where Taichi's own bits can vary.
@@ -103,6 +113,8 @@ class Run:
     first_frame_ms: float | None = None
     frame_ms: float | None = None
     events: tuple[FrameEvent, ...] = ()
+    #: What makes each buffer vary (random draws, float atomics, races), from the graphs' kernels.
+    causes: Mapping[str, tuple[Cause, ...]] = dataclasses.field(default_factory=dict)
 
 
 # --- inputs -----------------------------------------------------------------------------------------
@@ -394,7 +406,9 @@ def run_python(
         FrameEvent(frame, graph, ControlEvent(node, kind, value, limit))
         for frame, graph, node, kind, value, limit in answer.get("events", [])
     )
-    return Run(out_dir, time.perf_counter() - start, answer["first_frame_s"] * 1e3, answer["frame_s"] * 1e3, events)
+    causes = causes_from_data(answer.get("causes") or {})
+    seconds = time.perf_counter() - start
+    return Run(out_dir, seconds, answer["first_frame_s"] * 1e3, answer["frame_s"] * 1e3, events, causes)
 
 
 def _texture_formats(manifest: Manifest) -> dict[str, str]:
@@ -510,7 +524,16 @@ def verify(
         names = _compared(manifest)
         host_out = {n: np.load(host.out_dir / f"{n}.npy") for n in names}
         want = {n: np.load(reference.out_dir / f"{n}.npy") for n in names}
-        outputs = [compare(n, host_out[n], want[n], rtol) for n in names]
+        # atomics and races vary only where threads race (several CPU threads, a GPU); draws everywhere
+        found = {n: tuple(c for c in reference.causes.get(n, ()) if c.kind == "random" or _varies(manifest))
+                 for n in names}  # fmt: skip
+        causes = {n: tuple(c.text() for c in found[n]) for n in names}
+        drawn = {n: any(c.kind == "random" for c in found[n]) for n in names}
+
+        def compared(n: str, again: list[dict[str, np.ndarray]]) -> OutputDiff:
+            return compare(n, host_out[n], want[n], rtol, [a[n] for a in again], causes=causes[n], random=drawn[n])
+
+        outputs = [compared(n, []) for n in names]
         again: list[dict[str, np.ndarray]] = []
         # Python again when the host's bits differ; where Taichi's own bits vary (threads, GPU), until
         # every output passes or NOISE_RUNS runs are in: a race may leave one pair of runs alike.
@@ -520,7 +543,7 @@ def verify(
         ):  # fmt: skip
             run = python("python again" if not again else f"python again {len(again) + 1}")
             again.append({n: np.load(run.out_dir / f"{n}.npy") for n in names})
-            outputs = [compare(n, host_out[n], want[n], rtol, [a[n] for a in again]) for n in names]
+            outputs = [compared(n, again) for n in names]
     given = sorted(set(inputs or {}))
     described = "given" if len(given) == len(values) else f"random (seed {seed})"
     if given and len(given) < len(values):
@@ -528,7 +551,7 @@ def verify(
     report = VerifyReport(
         folder, manifest.arch, frames, rtol, described, tuple(outputs), (), timings, host.events, reference.events
     )
-    return dataclasses.replace(report, notes=tuple(_notes(manifest, report)))
+    return dataclasses.replace(report, notes=tuple(_notes(manifest, report, found)))
 
 
 def _varies(manifest: Manifest) -> bool:
@@ -544,22 +567,44 @@ def _compared(manifest: Manifest) -> list[str]:
     return [n for n in names if n in written] if written else names
 
 
-def _notes(manifest: Manifest, report: VerifyReport) -> list[str]:
-    """Why outputs differ where the reason is known: float atomics, measured against Python itself."""
+def _notes(manifest: Manifest, report: VerifyReport, causes: Mapping[str, tuple[Cause, ...]]) -> list[str]:
+    """Why outputs differ, attributed to what the graph holds: random draws, float atomics, races."""
     if report.identical:
         return []
     notes = []
-    if manifest.arch == "x64" and (manifest.cpu_max_num_threads or 1) > 1:
+    differing = [o for o in report.outputs if not o.identical]
+    random = [o.name for o in differing if o.verdict == RANDOM]
+    if random:
+        listed = {c: None for n in random for c in causes.get(n, ()) if c.kind == "random"}
+        notes.append(RANDOM_NOTE.format(
+            names=", ".join(random), causes="; ".join(c.text() for c in listed),
+            reproducible="use graphlab.random (counter-based, reproducible)",
+        ))  # fmt: skip
+    others = [o for o in differing if o.verdict != RANDOM]
+    kinds = {c.kind for o in others for c in causes.get(o.name, ())}
+    if "atomic" in kinds and manifest.arch == "x64" and (manifest.cpu_max_num_threads or 1) > 1:
         notes.append(ATOMICS_NOTE.format(threads=manifest.cpu_max_num_threads))
-    elif manifest.arch in NONDETERMINISTIC:
+    elif "atomic" in kinds and manifest.arch in NONDETERMINISTIC:
         notes.append(GPU_NOTE.format(arch=manifest.arch))
-    noise = [o.noise for o in report.outputs if o.noise is not None]
-    spreads = [o.spread for o in report.outputs if o.spread is not None and np.isfinite(o.spread)]
+    by_cause: dict[Cause, list[str]] = {}
+    for o in others:
+        for c in causes.get(o.name, ()):
+            if c.kind != "random":
+                by_cause.setdefault(c, []).append(o.name)
+    for cause, names in by_cause.items():
+        notes.append(CAUSE_NOTE.format(names=", ".join(names), causes=cause.text()))
+    unexplained = [o.name for o in others if o.causes == ()]
+    if unexplained:
+        notes.append(NO_CAUSE_NOTE.format(names=", ".join(unexplained)))
+    noise = [o.noise for o in others if o.noise is not None]
+    spreads = [o.spread for o in others if o.spread is not None and np.isfinite(o.spread)]
     if any(n != 0 for n in noise):
         notes.append(SPREAD_NOTE.format(spread=max(spreads, default=float("nan"))))
     elif noise and not report.passed:
         notes.append(REPEATS_NOTE)
-    by_rtol = [o.name for o in report.outputs if o.verdict == NOISE and o.noise is not None and not _within_noise(o)]
+    by_rtol = [
+        o.name for o in others if o.verdict in (NOISE, TOLERATED) and o.noise is not None and not _within_noise(o)
+    ]
     if by_rtol:
         notes.append(RTOL_NOTE.format(names=", ".join(by_rtol), rtol=report.rtol))
     return notes

@@ -205,6 +205,8 @@ class DispatchView(NodeBase):
     params: list[ParamView]
     bindings: dict[str, str | None]
     """Parameter name -> bound arg name (null: unbound), in parameter order."""
+    random: NotRequired[str]
+    """What its kernel draws at random (``ti.random() in init, line 12``); left out when it draws nothing."""
 
 
 class SequenceView(NodeBase):
@@ -419,6 +421,9 @@ class DivergenceView(TypedDict):
     max_rel: Num
     control_node: str | None
     decisions: list[str] | None
+    random: str | None
+    """Set when the dispatch that differs draws random numbers (``ti.random``): the two sides drew other
+    numbers, not a value divergence."""
     text: str
     """The divergence in a sentence."""
     picture: str | None
@@ -563,8 +568,10 @@ ExportArch = Literal["x64", "vulkan", "cuda"]
 """A target of ``gl.export(arch=)``."""
 
 
-Verdict = Literal["identical", "within run-to-run noise", "differs"]
-"""``gl.verify``'s verdict: bit for bit; no larger than Python's own run-to-run difference; beyond it (fails)."""
+Verdict = Literal["identical", "within run-to-run noise", "depends on ti.random", "within rtol", "differs"]
+"""``gl.verify``'s verdict: bit for bit; no larger than Python's own run-to-run difference where an atomic add
+or a race can cause it; downstream of a ``ti.random`` draw; within ``rtol`` with nothing to explain it; beyond
+all of these (fails)."""
 
 
 class OutputDiffView(TypedDict):

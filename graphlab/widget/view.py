@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from graphlab.kernel_effects import kernel_effects
 from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
 from graphlab.shape_facts import inferred_shapes
 
@@ -58,6 +59,15 @@ def diagnostic_view(diagnostic: Diagnostic) -> dict[str, Any]:
     return diagnostic.to_dict()
 
 
+def _draws(node: Dispatch) -> str | None:
+    """What the dispatch's kernel draws at random, or None (also when its source cannot be read)."""
+    try:
+        draws = kernel_effects(node.kernel.fn).random
+    except Exception:  # the editor must draw even when a kernel's source cannot be read
+        return None
+    return "; ".join(d.describe() for d in draws) or None
+
+
 def graph_view(graph: Graph) -> dict[str, Any]:
     """The ``graph`` trait: args, every node (depth first, in program order) and the top-level ids.
 
@@ -91,6 +101,9 @@ def graph_view(graph: Graph) -> dict[str, Any]:
                     "params": [param_view(p) for p in node.kernel.params],
                     "bindings": node.bound,
                 }
+                drawn = _draws(node)
+                if drawn:  # the side panel says so; the drawing marks it (graphlab.render)
+                    view["random"] = drawn
             elif isinstance(node, SequenceUse):
                 view |= {"kind": "sequence", "sequence": node.sequence, "repeat": node.repeat, "children": inner}
             elif isinstance(node, Loop):

@@ -7,7 +7,8 @@ Each module is one workload (``game_of_life``, ``nbody``... ported to ndarray pa
 - ``graphs(m)``: its graphs, built with graphlab, run in list order once per frame;
 - ``by_hand(m, values)``: one frame of the same kernels called one by one from Python;
 - ``values(m)``: fresh initial values by arg name (numpy arrays, Python numbers, textures);
-- ``FRAMES``, and optionally ``ARCH`` (``"cpu"`` unless given) and ``EXPORT_ARCHS``.
+- ``FRAMES``, and optionally ``ARCH`` (``"cpu"`` unless given), ``EXPORT_ARCHS`` and ``DRAWS_RANDOM`` (the
+  dispatches that call ``ti.random``: the runs compared bit for bit then start from fresh runtimes).
 
 The ports carry a docstring naming the example and every place they differ from it.
 ``tests/test_workloads.py`` holds the checks every workload must pass.
@@ -25,7 +26,7 @@ from graphlab.bridge.runtime import new_ndarray
 
 NAMES = (
     "game_of_life", "nbody", "mass_spring", "mpm99", "waterwave", "fractal", "mgpcg", "texture_graph",
-    "constant_grid", "row_normalise",
+    "constant_grid", "row_normalise", "random_init",
 )  # fmt: skip
 
 

@@ -1,0 +1,66 @@
+"""Kernels for tests/test_kernel_effects.py: random draws through ti.funcs, atomics, races and red-black."""
+
+# No `from __future__ import annotations`: Taichi reads kernel annotations as objects.
+
+import taichi as ti
+
+Line = ti.types.ndarray(dtype=ti.f32, ndim=1)
+Plane = ti.types.ndarray(dtype=ti.f32, ndim=2)
+
+
+@ti.func
+def noise():
+    return ti.randn()
+
+
+@ti.func
+def shaken(v):
+    return v + noise()
+
+
+@ti.kernel
+def shake(x: Line):
+    for i in x:
+        x[i] = shaken(x[i])
+
+
+@ti.kernel
+def double(x: Line):
+    for i in x:
+        x[i] = 2.0 * x[i]
+
+
+@ti.kernel
+def histogram(x: Line, bins: Line):
+    for i in x:
+        bins[ti.cast(x[i], ti.i32) % bins.shape[0]] += 1.0
+
+
+@ti.kernel
+def accumulate(x: Line):
+    for i in x:
+        x[i] += 1.0
+
+
+@ti.kernel
+def wall(rho: Plane):
+    for i, j in rho:
+        inb, jnb = i, j
+        if i == 0:
+            inb = 1
+        rho[i, j] = rho[inb, jnb]
+
+
+@ti.kernel
+def serial_wall(rho: Plane):
+    ti.loop_config(serialize=True)
+    for i, j in rho:
+        rho[i, j] = rho[0, j]
+
+
+@ti.kernel
+def red_black(z: Plane, phase: ti.i32):
+    n = z.shape[0]
+    for i, j in ti.ndrange((1, n - 1), (1, n - 1)):
+        if (i + j) & 1 == phase:
+            z[i, j] = (z[i + 1, j] + z[i - 1, j] + z[i, j + 1] + z[i, j - 1]) / 4.0
