@@ -70,14 +70,20 @@ class ModuleRunner:
         self.recorded = False
 
     def run_deployed(self) -> tuple[list[ControlEvent], dict[str, np.ndarray]]:
-        """Run the deployed graph once from the start values: its control events and every array."""
+        """Run the deployed graph once from the start values: its control events and every array but temps.
+
+        The session's temps go in too, so the module sizes them as the session did (a dim only temps
+        use may differ from the manifest's default); what they hold at the end is the module's own
+        business (temps of one memory-plan slot share a buffer), so they are not handed back.
+        """
         values = _copies(self.start)
         names = {a.name for spec in self.manifest.graphs if spec.name == self.graph.name for a in spec.args}
-        given = {k: v for k, v in values.items() if k in names and self.graph.args[k].role != "temp"}
+        given = {k: v for k, v in values.items() if k in names}
         with load_module(self.folder) as module:
             graph = module.graphs[self.graph.name]
             graph.run(given)
-            return list(graph.last_events), {k: v for k, v in given.items() if isinstance(v, np.ndarray)}
+            kept = {k: v for k, v in given.items() if isinstance(v, np.ndarray) and self.graph.args[k].role != "temp"}
+            return list(graph.last_events), kept
 
     def reset(self) -> None:
         """Back to the start values (for a replay dispatch by dispatch)."""

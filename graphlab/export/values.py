@@ -20,6 +20,7 @@ from graphlab.export.errors import ExportError
 from graphlab.export.manifest import Sample
 from graphlab.memory import memory_plan
 from graphlab.names import check_buffer_bytes, check_dim_size, name_problem, shown
+from graphlab.sizes import resolve_sizes
 from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
 from graphlab.texels import TEXTURE_KINDS, format_problem
 
@@ -149,6 +150,10 @@ def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mappi
     not_temp = {a.name for g in graphs for a in exported_args(g) if a.role != "temp"}
     for graph in graphs:
         shapes = {n: s.shape for n, s in samples.items() if n in graph.args and s.shape is not None}
+        resolve_sizes(  # the rule run() and load_module follow: every temp sized, else say which dim to give
+            exported_args(graph), dims, given=shapes, dim_fix="pass dims={{'{dim}': SIZE}} (CLI: --dim {dim}=SIZE)",
+            error=lambda message, arg: ExportError(f"graph {graph.name!r}: {message}"),
+        )  # fmt: skip
         try:
             layout = memory_plan(graph, **{**dims, **shapes})
         except GraphError as exc:
