@@ -153,8 +153,10 @@ def differ(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> _Diff | No
     if a.shape != b.shape:
         raise DebugError(f"compare: the two sides hold buffers of different shapes {a.shape} and {b.shape}")
     if rtol == 0 and atol == 0:
-        mask = a.view(np.uint8).reshape(*a.shape, -1) != b.view(np.uint8).reshape(*b.shape, -1)
-        mask = mask.any(axis=-1) if a.ndim or mask.ndim > 1 else mask.any()
+        # each element's bytes on a last axis (a 0-d array too: numpy cannot re-type its bytes in place)
+        bytes_a = np.ascontiguousarray(a).reshape(*a.shape, 1).view(np.uint8)
+        bytes_b = np.ascontiguousarray(b).reshape(*b.shape, 1).view(np.uint8)
+        mask = (bytes_a != bytes_b).any(axis=-1)
     else:
         mask = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
     mask = np.asarray(mask)

@@ -23,7 +23,7 @@ import numpy as np
 import graphlab as gl
 from graphlab.bridge.runtime import new_ndarray
 
-NAMES = ("game_of_life", "nbody", "mass_spring", "mpm99", "waterwave", "fractal", "mgpcg", "texture_graph")
+NAMES = ("game_of_life", "nbody", "mass_spring", "mpm99", "waterwave", "fractal", "mgpcg", "texture_graph", "laplace")
 
 
 def workload(name: str) -> ModuleType:

@@ -1,0 +1,114 @@
+"""Kernels and graphs with temps for the tests of one sizing rule and of comparing with temps.
+
+``issue_graph`` is the graph of issue 19 (``t = 2x; y = t + 1``, ``t`` a temp). ``temps_graph``
+has what every runner must size alike: a temp sized by the inputs' dim ``n``, a temp ``grid`` sized
+by a dim ``m`` that only temps use, a 0-d temp ``total`` declared with no ``shape=()``, a scalar and
+a do-while loop. The CLI loads this file with ``--kernels``.
+"""
+
+import numpy as np
+import taichi as ti
+
+import graphlab as gl
+
+F1 = ti.types.ndarray(dtype=ti.f32, ndim=1)
+I1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
+F0 = ti.types.ndarray(dtype=ti.f32, ndim=0)
+N, M = 8, 4
+
+
+@ti.kernel
+def twice(a: F1, b: F1):
+    for i in a:
+        b[i] = 2.0 * a[i]
+
+
+@ti.kernel
+def thrice(a: F1, b: F1):
+    for i in a:
+        b[i] = 3.0 * a[i]
+
+
+@ti.kernel
+def plus1(a: F1, b: F1):
+    for i in a:
+        b[i] = a[i] + 1.0
+
+
+@ti.kernel
+def total_of(t: F1, total: F0):
+    total[None] = 0.0
+    for i in t:
+        total[None] += t[i]
+
+
+@ti.kernel
+def ramp(c: ti.f32, grid: F1):
+    for j in grid:
+        grid[j] = c * j
+
+
+@ti.kernel
+def gather(t: F1, total: F0, grid: F1, y: F1):
+    m = grid.shape[0]
+    for i in y:
+        y[i] += t[i] + 0.001 * total[None] + grid[i % m]
+
+
+@ti.kernel
+def tick(it: I1, flag: I1):
+    for _ in range(1):
+        it[0] += 1
+        flag[0] = 1 if it[0] < 3 else 0
+
+
+def issue_graph(first=twice) -> gl.Graph:
+    """The graph of issue 19: ``t = 2x`` (a temp), then ``y = t + 1``."""
+    g = gl.Graph("tmp_demo")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n", role="input")
+    t = g.ndarray("t", ti.f32, ndim=1, shape="n", role="temp")
+    y = g.ndarray("y", ti.f32, ndim=1, shape="n", role="output")
+    g.dispatch(first, x, t, name="double")
+    g.dispatch(plus1, t, y)
+    return g
+
+
+def temps_graph() -> gl.Graph:
+    """Temps sized by ``n``, by ``m`` (temps only) and 0-d, a scalar ``c`` and a loop run 3 times."""
+    g = gl.Graph("temps")
+    c = g.scalar("c", ti.f32)
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n", role="input")
+    t = g.ndarray("t", ti.f32, ndim=1, shape="n", role="temp")
+    total = g.ndarray("total", ti.f32, ndim=0, role="temp")  # no shape=(): one element all the same
+    grid = g.ndarray("grid", ti.f32, ndim=1, shape="m", role="temp")
+    y = g.ndarray("y", ti.f32, ndim=1, shape="n")
+    it = g.ndarray("it", ti.i32, ndim=1, shape=(1,))
+    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
+    g.dispatch(twice, x, t)
+    g.dispatch(total_of, t, total)
+    g.dispatch(ramp, c, grid)
+    body = g.define("body")
+    body.dispatch(gather, t, total, grid, y)
+    body.dispatch(tick, it, flag)
+    g.loop(body, while_=flag, max_iter=5, name="solve")
+    return g
+
+
+def temps_values() -> dict:
+    """Start values of ``temps_graph`` (no temps: the runner sizes them, ``m`` by name)."""
+    return {
+        "c": 0.5,
+        "x": np.arange(N, dtype=np.float32),
+        "y": np.zeros(N, np.float32),
+        "it": np.zeros(1, np.int32),
+        "flag": np.zeros(1, np.int32),
+    }
+
+
+def temps_expected() -> np.ndarray:
+    """``y`` after a run of ``temps_graph`` from :func:`temps_values` with ``m = M``, computed by hand."""
+    x = np.arange(N, dtype=np.float32)
+    t = 2 * x
+    grid = 0.5 * np.arange(M, dtype=np.float32)
+    once = t + np.float32(0.001) * t.sum(dtype=np.float32) + grid[np.arange(N) % M]
+    return (once * 3).astype(np.float32)
