@@ -23,9 +23,9 @@ How other values are taken (Taichi's own ``run`` refuses them):
   allocate it) and, for a float arg, an int too large for a float64.
 
 The checks shared with the exported module's runner (:mod:`graphlab.export.cruntime`): a numpy
-array's dtype and shape (:func:`array_problem`), symbolic dims agreeing across args
-(:func:`graphlab.sizes.dims_problem`, with the rule for temps) and an int arg's values (:func:`number_problem`) are declared here once;
-each caller raises its own error with its own prefix.
+array's dtype and shape (:func:`array_problem`) and an int arg's values (:func:`number_problem`)
+are declared here once, beside symbolic dims agreeing across args and the rule that sizes temps
+(:mod:`graphlab.sizes`); each caller raises its own error with its own prefix.
 """
 
 from __future__ import annotations

@@ -127,5 +127,7 @@ def test_a_0d_buffer_is_compared_bit_for_bit():
     assert differ(one, one.copy(), 0.0, 0.0) is None
     d = differ(one, other, 0.0, 0.0)
     assert d is not None and d.mask.shape == () and bool(d.mask)
-    found = buffer_divergence("total", one, other, d, 0, archs=("x64", "x64 module"), index=1, step_id=None, node_id=None)
+    found = buffer_divergence(
+        "total", one, other, d, 0, archs=("x64", "x64 module"), index=1, step_id=None, node_id=None
+    )
     assert found.first_index == () and found.values == (1.0, float(other)) and found.count == 1

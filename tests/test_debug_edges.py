@@ -154,7 +154,9 @@ def test_validate_reports_it_and_run_refuses_before_anything_runs(ti_cpu):
     g.restore(dataclasses.replace(state, body=body))  # undo data is not checked by loop()
     [found] = [d for d in g.validate() if d.code == "GL019"]
     assert (found.severity, found.node) == ("error", "solve")
-    assert "check_every=8 is larger than max_iter=5" in found.message and "check_every <= max_iter" in (found.hint or "")
+    assert "check_every=8 is larger than max_iter=5" in found.message and "check_every <= max_iter" in (
+        found.hint or ""
+    )
     it, flag = np.zeros(1, np.int32), np.zeros(1, np.int32)
     with pytest.raises(gl.GraphError, match="GL019"):
         g.run(it=it, flag=flag)

@@ -433,10 +433,10 @@ def compare_module(
     """Compare ``mine`` (a session on copies of the start values) with an exported module.
 
     The deployed module runs the whole graph in one call, so it is compared at the end first (its
-    control events, then every written buffer but temps, which it keeps inside). Only when it differs are both replayed dispatch by
-    dispatch, the module side through its debug variant (one module graph per dispatch node), to
-    name the first dispatch that differs, temps included; if none does, the end-of-run difference
-    is returned.
+    control events, then every written buffer but temps, which it keeps inside). Only when it
+    differs are both replayed dispatch by dispatch, the module side through its debug variant (one
+    module graph per dispatch node), to name the first dispatch that differs, temps included; if
+    none does, the end-of-run difference is returned.
     """
     archs = (mine.arch, runner.arch)
     if progress is not None:
@@ -453,7 +453,8 @@ def compare_module(
             return Divergence(
                 "control", archs, end, None, None, rtol=rtol, atol=atol, control_node=first.node, decisions=said
             )
-    names = [n for n in timeline.ordered(set(table.written)) if mine.graph.args[n].role != "temp"]  # temps: inside
+    # the module keeps its temps inside (slots shared): compare them only when replaying dispatch by dispatch
+    names = [n for n in timeline.ordered(set(table.written)) if mine.graph.args[n].role != "temp"]
     buffers = mine.buffers
     at_end = _first_differing(names, {n: buffers[n].to_numpy() for n in names}, theirs, rtol, atol)
     if at_end is None:

@@ -110,7 +110,7 @@ class SessionRunning:
                 texts = ", ".join(bp.target for bp in already)
                 note = (
                     f"{texts} already true at step {self._pos}, where this run began (checked first when new): "
-                    "no dispatch of this run made it true; continue_() again stops where it next turns from false to true"
+                    "no dispatch of this run made it true; continue_() again stops where it next turns true"
                 )
                 return self._stop("condition", start, t0, Halt("condition", tuple(already), note=note, already=True))
             check = ConditionCheck(self._breaks, self._resolve)
