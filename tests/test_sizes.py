@@ -7,12 +7,16 @@ temp without ``shape=()`` holds one element, a temp may be given as a value, and
 input is refused by each, before anything runs, naming the temp or the dim and the fix.
 """
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from temps_kernels import M, N, temps_expected, temps_graph, temps_values
+from test_widget_export import export as export_message
+from test_widget_panels import started
+from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.cli_compare import start_values
@@ -78,6 +82,18 @@ def test_the_cli_generates_values_with_dim_and_leaves_temps_to_the_runner(ti_cpu
     values = start_values(g, {"c": np.asarray(0.5)}, {"n": N, "m": M}, seed=0)
     assert sorted(values) == ["c", "flag", "it", "x", "y"] and values["x"].shape == (N,)
     g.debug(values, m=M).continue_()  # what run_compare does with the --dim it got
+
+
+def test_the_widget_takes_the_temps_dim_among_its_values_for_debug_and_export(ti_cpu, tmp_path):
+    ed = gl.editor(temps_graph(), kernels=[], access="ast", values={**temps_values(), "m": M})
+    try:
+        assert started(ed).position.index == 0  # the Debug button: g.debug(values), m among them
+        reply = export_message(ed, tmp_path / "out", cpu_threads=1)  # and Export: m goes to dims=
+        assert reply["ok"], reply
+        assert ed.export["state"] == "done" and ed.export["verify"]["passed"], ed.export
+        assert json.loads((tmp_path / "out" / "manifest.json").read_text())["dims"] == {"n": N, "m": M}
+    finally:
+        ed.close()
 
 
 # --- refusing the same way ----------------------------------------------------------------------------
