@@ -19,6 +19,7 @@ from test_widget_panels import started
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
+from graphlab.cli import main
 from graphlab.cli_compare import start_values
 from graphlab.errors import GraphlabError
 from graphlab.export.errors import ExportError
@@ -75,6 +76,17 @@ def test_verify_takes_temps_and_dims_as_run_does(folder):
     assert gl.verify(folder, given).identical  # refused before: "the module has no such arg"
     report = gl.verify(folder, temps_values(), dims={"m": 6})  # the host's --dim and the child's dims
     assert report.identical and [o.name for o in report.outputs] == ["y", "it", "flag"]
+
+
+def test_the_cli_verify_takes_dim_as_export_does(folder, tmp_path, capsys):
+    assert main(["verify", str(folder), "--dim", "m=6"]) == 0
+    assert "PASSED (identical)" in capsys.readouterr().out
+    x = tmp_path / "x.npy"
+    np.save(x, np.arange(N, dtype=np.float32))
+    assert main(["verify", str(folder), "--input", f"x={x}", "--dim", f"n={N + 1}"]) == 2
+    assert f"dim 'n' is given as {N + 1}, but the value of 'x' has 'n' = {N}" in capsys.readouterr().err
+    assert main(["verify", str(folder), "--dim", "q=3"]) == 2
+    assert "--dim: 'q' is not a dim of any arg's shape (the dims: 'n', 'm')" in capsys.readouterr().err
 
 
 def test_the_cli_generates_values_with_dim_and_leaves_temps_to_the_runner(ti_cpu):
