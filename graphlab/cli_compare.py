@@ -113,7 +113,7 @@ def start_values(graph: Any, given: Mapping[str, np.ndarray], dims: Mapping[str,
             if isinstance(d, str) and d not in dims:
                 raise GraphlabError(f"arg {name!r} has shape dim {d!r}: give --dim {d}=SIZE or the array in --values")
             shape.append(dims[d] if isinstance(d, str) else d)
-        if arg.shape is None:
+        if arg.shape is None and arg.ndim:  # a 0-d arg holds one element, declared shape=() or not
             raise GraphlabError(f"arg {name!r} declares no shape: give the array in --values")
         full = (*shape, *arg.element_shape)
         dtype = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])

@@ -2,8 +2,8 @@
 
 ``issue_graph`` is the graph of issue 19 (``t = 2x; y = t + 1``, ``t`` a temp). ``temps_graph``
 has what every runner must size alike: a temp sized by the inputs' dim ``n``, a temp ``grid`` sized
-by a dim ``m`` that only temps use, a 0-d temp ``total`` declared with no ``shape=()``, a scalar and
-a do-while loop. The CLI loads this file with ``--kernels``.
+by a dim ``m`` that only temps use, a 0-d temp ``total`` declared with no ``shape=()``, a scalar, a
+0-d state arg ``it`` and a do-while loop. The CLI loads this file with ``--kernels``.
 """
 
 import numpy as np
@@ -56,10 +56,10 @@ def gather(t: F1, total: F0, grid: F1, y: F1):
 
 
 @ti.kernel
-def tick(it: I1, flag: I1):
+def tick(it: ti.types.ndarray(dtype=ti.i32, ndim=0), flag: I1):
     for _ in range(1):
-        it[0] += 1
-        flag[0] = 1 if it[0] < 3 else 0
+        it[None] += 1
+        flag[0] = 1 if it[None] < 3 else 0
 
 
 def issue_graph(first=twice) -> gl.Graph:
@@ -82,7 +82,7 @@ def temps_graph() -> gl.Graph:
     total = g.ndarray("total", ti.f32, ndim=0, role="temp")  # no shape=(): one element all the same
     grid = g.ndarray("grid", ti.f32, ndim=1, shape="m", role="temp")
     y = g.ndarray("y", ti.f32, ndim=1, shape="n")
-    it = g.ndarray("it", ti.i32, ndim=1, shape=(1,))
+    it = g.ndarray("it", ti.i32, ndim=0)  # a 0-d state arg: compared at the end too
     flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
     g.dispatch(twice, x, t)
     g.dispatch(total_of, t, total)
@@ -100,7 +100,7 @@ def temps_values() -> dict:
         "c": 0.5,
         "x": np.arange(N, dtype=np.float32),
         "y": np.zeros(N, np.float32),
-        "it": np.zeros(1, np.int32),
+        "it": np.zeros((), np.int32),
         "flag": np.zeros(1, np.int32),
     }
 

@@ -94,12 +94,13 @@ def test_the_issue_graph_on_the_cli_agrees_with_its_module(issue_module, tmp_pat
     assert "x64 and " in capsys.readouterr().out
 
 
-def test_the_widget_compares_a_graph_with_temps_against_its_module(temps_module):
-    values = {**temps_values(), "grid": np.zeros(M, np.float32)}  # the panel takes the temp itself
+@pytest.mark.parametrize("against", ["module", "x64"])
+def test_the_widget_compares_a_graph_with_temps(temps_module, against):
+    values = {**temps_values(), "m": M}  # the editor's values size the temps as g.debug() does
     ed = gl.editor(temps_graph(), kernels=[], access="ast", values=values)
     try:
         started(ed)
-        reply = debug(ed, "compare", against=str(temps_module))
+        reply = debug(ed, "compare", against=str(temps_module) if against == "module" else "x64")
         assert reply["ok"], reply
         view = ed.debugger["compare"]
         assert view["state"] == "done" and view["divergence"] is None and view["error"] is None
