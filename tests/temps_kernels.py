@@ -112,3 +112,18 @@ def temps_expected() -> np.ndarray:
     grid = 0.5 * np.arange(M, dtype=np.float32)
     once = t + np.float32(0.001) * t.sum(dtype=np.float32) + grid[np.arange(N) % M]
     return (once * 3).astype(np.float32)
+
+
+def slot_graph() -> gl.Graph:
+    """Two temps of one spec with lifetimes apart: run() and debug() give them one memory-plan slot."""
+    g = gl.Graph("slots")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n", role="input")
+    t1 = g.ndarray("t1", ti.f32, ndim=1, shape="n", role="temp")
+    t2 = g.ndarray("t2", ti.f32, ndim=1, shape="n", role="temp")
+    y1 = g.ndarray("y1", ti.f32, ndim=1, shape="n", role="output")
+    y2 = g.ndarray("y2", ti.f32, ndim=1, shape="n", role="output")
+    g.dispatch(twice, x, t1)
+    g.dispatch(plus1, t1, y1)
+    g.dispatch(thrice, x, t2)
+    g.dispatch(plus1, t2, y2)
+    return g

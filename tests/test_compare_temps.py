@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from temps_kernels import M, N, issue_graph, temps_graph, temps_values, thrice
+from temps_kernels import M, N, issue_graph, slot_graph, temps_graph, temps_values, thrice
 from test_widget_panels import debug, started
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
@@ -59,6 +59,19 @@ def test_temps_0d_temps_scalars_and_a_loop_agree_with_the_module(temps_module):
 def test_temps_0d_temps_scalars_and_a_loop_agree_with_another_process(ti_cpu):
     dbg = temps_graph().debug(temps_values(), m=M)
     assert dbg.compare("x64", keep=False) is None
+
+
+@pytest.mark.parametrize("against", ["x64", "module"])
+def test_temps_sharing_a_slot_stay_one_buffer_on_the_other_side(ti_cpu, tmp_path, against):
+    g = slot_graph()
+    assert g.memory_plan(n=N).buffer("t1").slot == g.memory_plan(n=N).buffer("t2").slot
+    other = "x64"
+    if against == "module":
+        other = str(tmp_path / "slots")
+        gl.export(g, other, arch="x64", dims={"n": N}, cpu_threads=1, progress=False)
+    values = {"x": np.arange(N, dtype=np.float32), "y1": np.zeros(N, np.float32), "y2": np.zeros(N, np.float32)}
+    dbg = g.debug(values)  # t1 and t2: one ndarray here; the other side must not split them
+    assert dbg.compare(other, keep=False) is None
 
 
 @pytest.fixture

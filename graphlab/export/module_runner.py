@@ -61,7 +61,7 @@ class ModuleRunner:
             )
         self.graph = graph
         self.arch = f"{self.manifest.arch} module"
-        self.start = {name: _host(value) for name, value in start.items() if name in graph.args}
+        self.start = _host_values({name: value for name, value in start.items() if name in graph.args})
         self.values = _copies(self.start)
         self._variant: Module | None = None
         self._variant_dir: tempfile.TemporaryDirectory[str] | None = None
@@ -139,10 +139,24 @@ class ModuleRunner:
             self._variant_dir = None
 
 
-def _host(value: Any) -> Any:
-    """A run value on the host: ndarrays as numpy arrays, scalars as they are."""
-    return value.to_numpy() if hasattr(value, "to_numpy") else value
+def _host_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Run values on the host: ndarrays as numpy arrays (names bound to one ndarray, such as temps
+    sharing a memory-plan slot, to one numpy array), scalars as they are."""
+    seen: dict[int, Any] = {}
+    out = {}
+    for name, value in values.items():
+        if id(value) not in seen:
+            seen[id(value)] = value.to_numpy() if hasattr(value, "to_numpy") else value
+        out[name] = seen[id(value)]
+    return out
 
 
 def _copies(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in values.items()}
+    """Fresh copies of the arrays, names sharing an array still sharing its copy."""
+    seen: dict[int, Any] = {}
+    out = {}
+    for name, value in values.items():
+        if id(value) not in seen:
+            seen[id(value)] = value.copy() if isinstance(value, np.ndarray) else value
+        out[name] = seen[id(value)]
+    return out
