@@ -46,7 +46,9 @@ def register(sub: Any) -> None:
     p.add_argument("--arch", default="x64", choices=ARCHS, help="this side's arch (default x64)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads of an x64 side (default 1: repeatable)")
     p.add_argument("--values", metavar="NPZ", help="start values: one array per arg name (numpy .npz)")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE", help="a dim size for generated values")
+    p.add_argument(
+        "--dim", action="append", default=[], metavar="NAME=SIZE", help="a dim size, for generated values and temps"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated start values")
     p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (0 with --atol 0: bit for bit)")
     p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance")
