@@ -139,6 +139,8 @@ def run_compare(args: argparse.Namespace) -> int:
     with contextlib.redirect_stdout(sys.stderr):  # Taichi's banner; stdout is the answer's
         module = load_kernel_module(args.kernels)
         graph = load(args.file, kernels=module)
+        kinds = [arg.kind for arg in graph.args.values()]  # a texture is refused here, before any value is made
+        check_options(graph.name, kinds, args.against, args.rtol, args.atol)
         values = start_values(graph, given, dims, args.seed)
         named = {k: v for k, v in dims.items() if k not in graph.args}  # sizes the temps no value sizes
         options: dict[str, Any] = {"log_level": ti.WARN}

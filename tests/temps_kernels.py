@@ -127,3 +127,16 @@ def slot_graph() -> gl.Graph:
     g.dispatch(thrice, x, t2)
     g.dispatch(plus1, t2, y2)
     return g
+
+
+@ti.kernel
+def paint(tex: ti.types.rw_texture(num_dimensions=1, fmt=ti.Format.r32f, lod=0), t: F1):
+    for i in t:
+        tex.store(ti.Vector([i]), ti.Vector([t[i], 0.0, 0.0, 0.0]))
+
+
+def painted_graph() -> gl.Graph:
+    """A graph binding a texture, which compare refuses on every path."""
+    g = gl.Graph("painted")
+    g.dispatch(paint, g.rw_texture("tex", 1, ti.Format.r32f), g.ndarray("t", ti.f32, ndim=1, role="input"))
+    return g

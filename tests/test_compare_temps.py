@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from temps_kernels import M, N, issue_graph, slot_graph, temps_graph, temps_values, thrice
+from temps_kernels import M, N, issue_graph, painted_graph, slot_graph, temps_graph, temps_values, thrice
 from test_widget_panels import debug, started
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
@@ -121,19 +121,18 @@ def test_the_widget_compares_a_graph_with_temps(temps_module, against):
         ed.close()
 
 
-@ti.kernel
-def paint(tex: ti.types.rw_texture(num_dimensions=1, fmt=ti.Format.r32f, lod=0), t: ti.types.ndarray(ndim=1)):
-    for i in t:
-        tex.store(ti.Vector([i]), ti.Vector([t[i], 0.0, 0.0, 0.0]))
-
-
-def test_a_graph_with_a_texture_is_refused_against_an_arch_and_a_module(ti_vulkan, tmp_path, capsys):
-    g = gl.Graph("painted")
-    g.dispatch(paint, g.rw_texture("tex", 1, ti.Format.r32f), g.ndarray("t", ti.f32, ndim=1, role="input"))
+def test_a_graph_with_a_texture_is_refused_by_every_compare_path(ti_vulkan, tmp_path, capsys):
+    g = painted_graph()
     dbg = g.debug(tex=ti.Texture(ti.Format.r32f, (N,)), t=np.zeros(N, np.float32))
+    refusal = "graph 'painted' binds textures, which compare cannot copy"
     for against in ("x64", str(tmp_path)):
-        with pytest.raises(gl.GraphlabError, match="graph 'painted' binds textures, which compare cannot copy"):
+        with pytest.raises(gl.GraphlabError, match=refusal):
             dbg.compare(against)
+    path = tmp_path / "painted.graph.json"
+    save(g, path)
+    for against in ("x64", str(tmp_path)):  # the CLI, before it makes any value or starts Taichi
+        assert main(["compare", str(path), "--kernels", KERNELS, "--against", against, "--dim", f"n={N}"]) == 2
+        assert refusal in capsys.readouterr().err
 
 
 def test_a_0d_buffer_is_compared_bit_for_bit():
