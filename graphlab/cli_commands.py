@@ -73,6 +73,8 @@ def register(sub: Any) -> None:
     verify.add_argument("--rtol", type=float, default=1e-5, help="max rel difference also taken as noise")
     verify.add_argument("--input", action="append", default=[], metavar="ARG=FILE.npy", help="a given input")
     verify.add_argument("--kernels", help="module or .py file holding the kernels (default: the stored ones)")
+    dim_help = "a dim size over the manifest's (temps, random inputs)"
+    verify.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE", help=dim_help)
     verify.set_defaults(handler=run_verify)
 
 
@@ -265,12 +267,16 @@ def run_verify(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise GraphlabError(f"--input {name}={path}: cannot read it as a .npy file ({exc})") from exc
     given_as = {name: f"--input {name}={path}" for name, path in _pairs(args.input, "--input").items()}
-    make_inputs(read_manifest(Path(args.folder)), inputs, seed=args.seed, given_as=given_as)  # errors name options
+    dims = _dims(args.dim)
+    manifest = read_manifest(Path(args.folder))
+    make_inputs(manifest, inputs, seed=args.seed, given_as=given_as, dims=dims)  # errors name the options
     kernels = None
     if args.kernels:
         with _stdout_to_stderr():
             kernels = load_kernel_module(args.kernels)
     with _stdout_to_stderr():  # Taichi's banner, when the given kernels start a runtime
-        report = verify(args.folder, inputs, frames=args.frames, seed=args.seed, rtol=args.rtol, kernels=kernels)
+        report = verify(
+            args.folder, inputs, frames=args.frames, seed=args.seed, rtol=args.rtol, kernels=kernels, dims=dims
+        )
     print(report)
     return 0 if report.passed else 1

@@ -22,6 +22,7 @@ import numpy as np
 from graphlab.cli_commands import load_kernel_module
 from graphlab.errors import GraphlabError
 from graphlab.graphfile import load
+from graphlab.sizes import dims_problem, resolve_sizes
 from graphlab.spec import NUMPY_DTYPES
 
 ARCHS = ("x64", "arm64", "cuda", "vulkan", "metal", "opengl")  # graphlab.debug.compare.ARCHS; that imports Taichi
@@ -45,7 +46,9 @@ def register(sub: Any) -> None:
     p.add_argument("--arch", default="x64", choices=ARCHS, help="this side's arch (default x64)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads of an x64 side (default 1: repeatable)")
     p.add_argument("--values", metavar="NPZ", help="start values: one array per arg name (numpy .npz)")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE", help="a dim size for generated values")
+    p.add_argument(
+        "--dim", action="append", default=[], metavar="NAME=SIZE", help="a dim size, for generated values and temps"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated start values")
     p.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (0 with --atol 0: bit for bit)")
     p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance")
@@ -74,10 +77,29 @@ def _given(path: str | None) -> dict[str, np.ndarray]:
 
 
 def start_values(graph: Any, given: Mapping[str, np.ndarray], dims: Mapping[str, int], seed: int) -> dict[str, Any]:
-    """Run values: the given arrays, else seeded random floats / zero ints for ndarrays sized by ``--dim``."""
+    """Run values: the given arrays, else seeded random floats / zero ints for ndarrays sized by ``--dim``.
+
+    Dims and temps follow :func:`graphlab.sizes.resolve_sizes` (as ``graphlab export --dim`` and
+    ``g.run()`` do): the arrays given set dims, ``--dim`` adds the others (temps sized only by a dim
+    included), and a temp nothing sizes is refused here, naming the ``--dim`` to give.
+    """
     unknown = sorted(set(given) - set(graph.args))
     if unknown:
         raise GraphlabError(f"--values: {', '.join(unknown)} is not an arg of graph {graph.name!r}")
+    used = [arg for name, arg in graph.args.items() if graph.uses_of(name)]
+    bound: dict[str, int] = {}
+    owners: dict[str, str] = {}
+    for name, value in given.items():
+        arg = graph.args[name]
+        if arg.kind == "ndarray" and isinstance(value, np.ndarray) and value.ndim >= arg.ndim:
+            problem = dims_problem(arg, value.shape[: arg.ndim], bound, owners)
+            if problem is not None:
+                raise GraphlabError(f"--values {name}: {problem}")
+    sizes = resolve_sizes(
+        used, bound, given=given, dims=dims, dim_fix="give --dim {dim}=SIZE",
+        error=lambda message, arg: GraphlabError(f"graph {graph.name!r}: {message}" if arg else f"--dim: {message}"),
+    )  # fmt: skip
+    dims = sizes.dims
     rng = np.random.default_rng(seed)
     values: dict[str, Any] = {}
     for name, arg in graph.args.items():
@@ -93,7 +115,7 @@ def start_values(graph: Any, given: Mapping[str, np.ndarray], dims: Mapping[str,
             if isinstance(d, str) and d not in dims:
                 raise GraphlabError(f"arg {name!r} has shape dim {d!r}: give --dim {d}=SIZE or the array in --values")
             shape.append(dims[d] if isinstance(d, str) else d)
-        if arg.shape is None:
+        if arg.shape is None and arg.ndim:  # a 0-d arg holds one element, declared shape=() or not
             raise GraphlabError(f"arg {name!r} declares no shape: give the array in --values")
         full = (*shape, *arg.element_shape)
         dtype = np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
@@ -122,12 +144,15 @@ def run_compare(args: argparse.Namespace) -> int:
     with contextlib.redirect_stdout(sys.stderr):  # Taichi's banner; stdout is the answer's
         module = load_kernel_module(args.kernels)
         graph = load(args.file, kernels=module)
+        kinds = [arg.kind for arg in graph.args.values()]  # a texture is refused here, before any value is made
+        check_options(graph.name, kinds, args.against, args.rtol, args.atol)
         values = start_values(graph, given, dims, args.seed)
+        named = {k: v for k, v in dims.items() if k not in graph.args}  # sizes the temps no value sizes
         options: dict[str, Any] = {"log_level": ti.WARN}
         if args.arch == "x64":
             options["cpu_max_num_threads"] = args.threads
         ti.init(arch=getattr(ti, args.arch), **options)
-        found = graph.debug(values).compare(args.against, rtol=args.rtol, atol=args.atol)
+        found = graph.debug(values, **named).compare(args.against, rtol=args.rtol, atol=args.atol)
     if args.json:
         print(json.dumps({"agree": found is None, "divergence": None if found is None else found.to_dict()}))
     elif found is None:

@@ -31,6 +31,7 @@ from graphlab.plan import ControlEvent, Iterate, Plan, Segment, build_plan, run_
 from graphlab.rollback import GuardedLoops
 from graphlab.runvalues import ValueChecker
 from graphlab.shape_facts import graph_shape_relations
+from graphlab.sizes import dim_names, resolve_sizes
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph
@@ -71,13 +72,18 @@ class CompiledGraph:
         frozen.restore(graph.snapshot())  # later edits of the graph do not change this compiled one
         self.graph = frozen
         self._temps = TempAllocator(frozen)
+        self._dim_names = set(dim_names(self.args.values()))
 
     def is_current(self) -> bool:
         """Whether the Taichi runtime this graph was compiled for is still alive."""
         return self._token.is_current()
 
     def prepare(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Any:
-        """Check values and convert them for Taichi without running (used by the debugger too)."""
+        """Check values and convert them for Taichi without running (used by the debugger too).
+
+        A name that is a dim of the args' shapes, not an arg (``n=1024``), sizes the temps no value
+        sizes (:func:`graphlab.sizes.resolve_sizes`, the rule every runner of a graph follows).
+        """
         if not self._token.is_current():
             raise StaleGraphError(
                 f"graph {self.name!r} was compiled for a Taichi runtime that ti.reset()/ti.init() replaced; "
@@ -88,7 +94,13 @@ class CompiledGraph:
         if clash:
             raise GraphRunError(f"run(): {', '.join(sorted(clash))} given both in the dict and as keywords")
         merged.update(kwargs)
+        dims = {k: merged.pop(k) for k in list(merged) if k not in self.args and k in self._dim_names}
         prepared = self._checker.prepare(merged, optional=self._temps.temps)
+        sizes = resolve_sizes(
+            self.args.values(), prepared.dims, given=merged, dims=dims, dim_fix="pass {dim}=SIZE to run()/debug()",
+            error=lambda message, arg: GraphRunError(f"run() of graph {self.name!r}: {message}", arg=arg),
+        )  # fmt: skip
+        prepared.dims.update(sizes.dims)
         self._temps.fill(prepared.values, prepared.dims)
         allocated = {name: prepared.values[name] for name in self._temps.temps if name not in merged}
         if allocated:  # temps sized from their declared shapes must fit the kernels' loops too

@@ -29,7 +29,7 @@ from graphlab.graphdata import GraphChange as GraphChange
 from graphlab.graphdata import GraphState as GraphState
 from graphlab.kernels import KernelInfo, kernel_info
 from graphlab.limits import MAX_REPEAT as MAX_REPEAT  # re-exported: it was defined here before limits.py
-from graphlab.limits import repeat_problem
+from graphlab.limits import check_every_problem, repeat_problem
 from graphlab.locate import join, parent_id
 from graphlab.names import check_name, check_node_name
 from graphlab.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children, renamed, with_bindings
@@ -259,6 +259,9 @@ class Graph(GraphArgs, GraphConveniences):
             problem = repeat_problem(check_every)
             if problem is not None:
                 raise GraphError(f"loop(): check_every: {problem.replace('repeat', 'check_every', 1)}")
+            problem = check_every_problem(check_every, max_iter, guarded=guarded is True)
+            if problem is not None:
+                raise GraphError(f"GL019: loop(): {problem}")
         if guarded is not False and (guarded is not True or check_every == 1):
             raise GraphError(
                 f"loop(): guarded={guarded!r}: give guarded=True together with check_every=k > 1 "

@@ -108,6 +108,22 @@ def repeat_problem(value: object) -> str | None:
     return None
 
 
+def check_every_problem(check_every: int, max_iter: int | None, *, guarded: bool) -> str | None:
+    """Why a while_ loop's ``check_every`` defeats its flag, or None (GL019).
+
+    With ``check_every`` larger than ``max_iter`` the flag is read only after the last iteration, so
+    every iteration runs whatever the flag says: a solver that converged runs on (and may leave
+    NaN). A guarded loop still stops exactly (it replays from its saved buffers), so it may.
+    """
+    if guarded or max_iter is None or check_every <= max_iter:
+        return None
+    return (
+        f"check_every={check_every} is larger than max_iter={max_iter}, so the flag is read only after the "
+        f"last iteration and all {max_iter} run whatever it says; give check_every <= max_iter "
+        f"(e.g. check_every={max(1, max_iter // 2)}), or guarded=True to stop exactly"
+    )
+
+
 def fmt_problem(kind: str, value: object) -> str | None:
     """Why ``value`` is not the ``fmt`` of an arg of ``kind``: a rw_texture, and only it, names a ti.Format."""
     if value is None:

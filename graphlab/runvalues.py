@@ -23,9 +23,9 @@ How other values are taken (Taichi's own ``run`` refuses them):
   allocate it) and, for a float arg, an int too large for a float64.
 
 The checks shared with the exported module's runner (:mod:`graphlab.export.cruntime`): a numpy
-array's dtype and shape (:func:`array_problem`), symbolic dims agreeing across args
-(:func:`dims_problem`) and an int arg's values (:func:`number_problem`) are declared here once;
-each caller raises its own error with its own prefix.
+array's dtype and shape (:func:`array_problem`) and an int arg's values (:func:`number_problem`)
+are declared here once, beside symbolic dims agreeing across args and the rule that sizes temps
+(:mod:`graphlab.sizes`); each caller raises its own error with its own prefix.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from graphlab.bridge import types as bridge_types
 from graphlab.errors import GraphRunError, StaleGraphError
 from graphlab.names import shown
 from graphlab.shape_facts import ShapeRelation, first_violation
+from graphlab.sizes import dim_names, dims_problem
 from graphlab.spec import NUMPY_DTYPES, Arg, is_float
 
 _INT_RANGES = {name: np.iinfo(np.dtype(np_name)) for name, np_name in NUMPY_DTYPES.items() if name[0] in "iu"}
@@ -108,33 +109,6 @@ def shape_pattern(arg: ValueSpec) -> str:
     axes = [str(d) for d in arg.shape] if arg.shape is not None else ["_"] * arg.ndim
     parts = [*axes, *map(str, arg.element_shape)]
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
-
-
-def dims_problem(arg: ValueSpec, shape: tuple[int, ...], dims: dict[str, int], owners: dict[str, str]) -> str | None:
-    """Why ``shape`` (the field dims of ``arg``'s value) disagrees with the arg's declared shape, or None.
-
-    Symbolic dims are bound in ``dims`` (dim name -> size) and ``owners`` (dim name -> the arg that
-    set it) as they are first seen, so that later args sharing a dim are checked against them.
-    """
-    for axis, (want, have) in enumerate(zip(arg.shape or (), shape)):
-        if isinstance(want, int):
-            if want != have:
-                return f"shape[{axis}] is {have}, but the arg's declared shape {arg.shape} fixes it at {want}"
-            continue
-        bound = dims.setdefault(want, have)
-        owner = owners.setdefault(want, arg.name)
-        if bound != have and owner == arg.name:  # two axes of this one array share the dim
-            first = (arg.shape or ()).index(want)
-            return (
-                f"has shape {shape}, but its axes {first} and {axis} share dim {want!r}, so they must be "
-                f"equal (they are {bound} and {have})"
-            )
-        if bound != have:
-            return (
-                f"has shape {shape}, so dim {want!r} = {have}, but arg {owner!r} set {want!r} = {bound}; "
-                "arrays sharing a dim must agree (Taichi would index out of bounds)"
-            )
-    return None
 
 
 def number_problem(arg: ValueSpec, low: float, high: float, *, floating: bool) -> Problem | None:
@@ -205,9 +179,11 @@ class ValueChecker:
         names = self.args.keys()
         unknown = [k for k in values if k not in names]
         if unknown:
+            dims = dim_names(self.args.values())
+            sizes = f"; its dims (sizes for temps, as n=1024): {', '.join(dims)}" if dims else ""
             raise GraphRunError(
                 f"run() of graph {self.graph_name!r} got unknown arg(s) {', '.join(map(repr, unknown))}; "
-                f"the graph's args: {', '.join(names)}",
+                f"the graph's args: {', '.join(names)}{sizes}",
                 arg=unknown[0],
             )
         skip = set(optional)

@@ -224,7 +224,8 @@ def test_the_unguarded_iterations_between_reads_are_one_compiled_launch(ti_cpu):
     assert groups(countdown_graph(8, max_iter=100)) == {8, 4}  # 12 groups of 8, then 4 before max_iter
     assert groups(countdown_graph(3, max_iter=100)) == {3}  # the last group is one iteration: no batch
     assert groups(countdown_graph(1)) == set()
-    assert groups(countdown_graph(MAX_BATCH_DISPATCHES + 1)) == set()  # too big to compile as one graph
+    too_big = MAX_BATCH_DISPATCHES + 1  # check_every at most max_iter (GL019)
+    assert groups(countdown_graph(too_big, max_iter=too_big)) == set()  # too big to compile as one graph
     for start, k, max_iter in [(5, 4, 10), (10, 4, 10), (3, 8, 100), (97, 8, 100), (200, 8, 100)]:
         compiled = countdown_graph(k, max_iter).compile()
         values = inputs(start)

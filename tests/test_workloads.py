@@ -8,7 +8,8 @@ must give:
   Python (``ti.cpu`` with one thread; ``texture_graph`` on Vulkan, the one arch its textures run on;
   a workload that draws random numbers runs each side on a fresh runtime with the same seed);
 - stepping every dispatch in the debugger equal to the compiled run;
-- an export for x64 and Vulkan that ``gl.verify`` passes (x64 bit for bit);
+- an export for x64 and Vulkan that ``gl.verify`` passes (x64 bit for bit), and that a debug
+  session's ``compare(folder)`` agrees with on x64, temps included;
 - graph files that load back to the same file, the same steps and the same results.
 
 The corpus is the suite's main evidence that the checker is right, so nothing here is relaxed to
@@ -180,6 +181,18 @@ def test_export_verifies(name, arch, tmp_path):
     assert report.passed, f"{name} on {arch}:\n{report}"
     if arch == "x64":  # one thread: the C runtime repeats Python's bits
         assert report.identical, f"{name} on x64 is not bit for bit:\n{report}"
+        _compare_with_module(wl, out)
+
+
+def _compare_with_module(wl: Loaded, folder: Path) -> None:
+    """Each graph in a debug session (temps allocated by the session) agrees with the module, frame by frame."""
+    live = corpus.on_device(wl.graphs, wl.w.values(wl.m))
+    for _ in range(wl.w.FRAMES):
+        for g in wl.graphs:
+            dbg = g.debug(corpus.args_of(g, live))
+            found = dbg.compare(folder)
+            assert found is None, f"{wl.name}/{g.name}: the session and the exported module differ: {found}"
+            dbg.continue_()  # compare() leaves the session where it was: run it, so the next graph starts after
 
 
 # --- graph files ----------------------------------------------------------------------------------------

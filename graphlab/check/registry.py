@@ -21,6 +21,7 @@ RULES: dict[str, str] = {
     "GL016": "a name that cannot survive export (not a C identifier, or a reserved word)",
     "GL017": "two names that become the same after export's mangling",
     "GL018": "an arg the target cannot take",
+    "GL019": "a while_ loop whose check_every is larger than max_iter (its flag is read only at the end)",
     "GL020": "a flag that is not a one-element i32 ndarray, or a loop count that is not an integer scalar",
     "GL021": "a conditional whose flag no dispatch writes before the decision",
     "GL022": "a while_ loop without max_iter (refused when the loop is made)",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from graphlab.check.context import CheckContext
 from graphlab.dataflow import WRITE, TraceEntry
 from graphlab.diagnostics import Diagnostic
+from graphlab.limits import check_every_problem
 from graphlab.nodes import Cond, Loop
 
 if TYPE_CHECKING:
@@ -26,8 +27,9 @@ def _flag_problem(graph: Graph, name: str) -> str | None:
 
 
 def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """GL020 (flag or count of the wrong kind), GL021 (cond flag not written before the decision),
-    GL023 (a while loop whose body never writes its flag), GL026 (a guarded body writing a texture)."""
+    """GL019 (check_every past max_iter), GL020 (flag or count of the wrong kind), GL021 (cond flag not
+    written before the decision), GL023 (a while loop whose body never writes its flag), GL026 (a
+    guarded body writing a texture)."""
     trace = ctx.dataflow.trace if any(isinstance(n, (Cond, Loop)) for _, n in ctx.node_ids) else []
     for node_id, node in ctx.node_ids:
         if isinstance(node, Cond) or (isinstance(node, Loop) and node.while_ is not None):
@@ -67,6 +69,10 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                     node.while_,
                     "dispatch a kernel in the body that clears the flag when done",
                 )
+            problem = check_every_problem(node.check_every, node.max_iter, guarded=node.guarded)
+            if problem is not None:  # g.loop() refuses it; a restored snapshot or an inserted node may not
+                fix = problem.split("; ", 1)[1]
+                yield Diagnostic("GL019", "error", f"loop {node_id!r}: {problem.split('; ', 1)[0]}", node_id, None, fix)
             yield from _guarded_textures(graph, node_id, node, trace)
         elif isinstance(node, Loop) and node.count is not None:
             arg = graph.args.get(node.count)

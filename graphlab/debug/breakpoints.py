@@ -16,7 +16,8 @@ would defeat running at compiled speed, so by default a condition is checked aft
 of a top-level sequence, and the repetition where it turned true is stepped again dispatch by
 dispatch to find the exact one; a condition that turns true and false again inside one repetition is
 seen only with ``every="dispatch"``. The NaN/Inf hunt (:class:`NonfiniteHunt`) is a check of the
-same kind over the buffers a span wrote.
+same kind over the buffers a span wrote; NaN/Inf already there (reported once) stop it only where
+they spread to new elements.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
 
 from graphlab.debug.expr import Expr, compile_expr
 from graphlab.debug.report import Halt, NonfiniteHit
@@ -255,30 +258,58 @@ class ConditionCheck:
 
 
 class NonfiniteHunt:
-    """The NaN/Inf hunt as a check: fires when a buffer written in the span holds NaN or Inf.
+    """The NaN/Inf hunt as a check: fires when a buffer written in the span holds NaN or Inf it did not.
 
-    ``order`` lists the buffers in the order to report them (the graph's args).
+    ``order`` lists the buffers in the order to report them (the graph's args). ``known`` maps the
+    buffers that already held NaN/Inf where the hunt began to where (a boolean mask): for those it
+    fires only where NaN/Inf spread to new elements, so a hunt gets past values already reported.
     """
 
-    def __init__(self, table: StepTable, live: Mapping[str, Any], order: Sequence[str]) -> None:
+    def __init__(
+        self,
+        table: StepTable,
+        live: Mapping[str, Any],
+        order: Sequence[str],
+        known: Mapping[str, np.ndarray] | None = None,
+    ) -> None:
         self._table = table
         self._live = live
         self._order = list(order)
+        self._known = dict(known or {})
+        self._pending: dict[str, np.ndarray] = {}
 
     def look(self, start: int, stop: int) -> Halt | None:
-        """Check, on the device, the buffers steps ``start..stop-1`` wrote."""
+        """Check, on the device, the buffers steps ``start..stop-1`` wrote (on the host: those with known NaN/Inf)."""
         written = self._table.written_between(start, stop)
+        self._pending = {}
+        step = self._table.ref(start) if stop - start == 1 else None
         for name in (n for n in self._order if n in written):
+            before = self._known.get(name)
+            if before is not None:
+                now = nonfinite_mask(self._live[name])
+                self._pending[name] = now
+                new = np.argwhere(now & ~before)
+                if new.size:
+                    stats = buffer_stats(self._live[name])
+                    first = tuple(int(i) for i in new[0])
+                    hit = NonfiniteHit(step, name, stats.nan, stats.inf, first, before=int(before.sum()))
+                    return Halt("nonfinite", nonfinite=hit)
+                continue
             index = first_nonfinite(self._live[name])
             if index is not None:
                 stats = buffer_stats(self._live[name])
-                step = self._table.ref(start) if stop - start == 1 else None
                 return Halt("nonfinite", nonfinite=NonfiniteHit(step, name, stats.nan, stats.inf, index))
         return None
 
     def commit(self) -> None:
-        """Nothing to remember: a hunt starts where every written buffer is finite."""
-        return
+        """Take where the known NaN/Inf are now as the baseline (a clean buffer stays clean, or the hunt fired)."""
+        self._known.update(self._pending)
+
+
+def nonfinite_mask(arr: Any) -> np.ndarray:
+    """Where ``arr`` (a ``ti.ndarray``) holds NaN or Inf, on the host (element components as axes)."""
+    values = np.asarray(arr.to_numpy())
+    return ~np.isfinite(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
 
 
 def compile_watch(text: str, buffers: Mapping[str, Arg]) -> Watch:

@@ -162,8 +162,10 @@ def differ(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> _Diff | No
     if a.shape != b.shape:
         raise DebugError(f"compare: the two sides hold buffers of different shapes {a.shape} and {b.shape}")
     if rtol == 0 and atol == 0:
-        mask = a.view(np.uint8).reshape(*a.shape, -1) != b.view(np.uint8).reshape(*b.shape, -1)
-        mask = mask.any(axis=-1) if a.ndim or mask.ndim > 1 else mask.any()
+        # each element's bytes on a last axis (a 0-d array too: numpy cannot re-type its bytes in place)
+        bytes_a = np.ascontiguousarray(a).reshape(*a.shape, 1).view(np.uint8)
+        bytes_b = np.ascontiguousarray(b).reshape(*b.shape, 1).view(np.uint8)
+        mask = (bytes_a != bytes_b).any(axis=-1)
     else:
         mask = ~np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
     mask = np.asarray(mask)
@@ -442,9 +444,10 @@ def compare_module(
     """Compare ``mine`` (a session on copies of the start values) with an exported module.
 
     The deployed module runs the whole graph in one call, so it is compared at the end first (its
-    control events, then every written buffer). Only when it differs are both replayed dispatch by
-    dispatch, the module side through its debug variant (one module graph per dispatch node), to
-    name the first dispatch that differs; if none does, the end-of-run difference is returned.
+    control events, then every written buffer but temps, which it keeps inside). Only when it
+    differs are both replayed dispatch by dispatch, the module side through its debug variant (one
+    module graph per dispatch node), to name the first dispatch that differs, temps included; if
+    none does, the end-of-run difference is returned.
     """
     archs = (mine.arch, runner.arch)
     if progress is not None:
@@ -461,7 +464,8 @@ def compare_module(
             return Divergence(
                 "control", archs, end, None, None, rtol=rtol, atol=atol, control_node=first.node, decisions=said
             )
-    names = timeline.ordered(set(table.written))
+    # the module keeps its temps inside (slots shared): compare them only when replaying dispatch by dispatch
+    names = [n for n in timeline.ordered(set(table.written)) if mine.graph.args[n].role != "temp"]
     buffers = mine.buffers
     at_end = _first_differing(names, {n: buffers[n].to_numpy() for n in names}, theirs, rtol, atol)
     if at_end is None:

@@ -30,7 +30,7 @@ from graphlab.bridge.runtime import current_arch, new_ndarray
 from graphlab.carry import load_kernels
 from graphlab.compiled import CompiledGraph, compile_graph
 from graphlab.dataflow import assume_access
-from graphlab.debug.compare_sides import side_state
+from graphlab.debug.compare_sides import ALIASES, side_state
 from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.session import DebugOptions, DebugSession
 from graphlab.graphfile import loads
@@ -38,7 +38,8 @@ from graphlab.parentwatch import watch_parent
 
 
 def start_values(graph: Any, folder: Path) -> dict[str, Any]:
-    """Run values from ``<arg>.npy`` files: ndarrays on this arch's device, scalars as Python numbers."""
+    """Run values from ``<arg>.npy`` files: ndarrays on this arch's device, scalars as Python numbers;
+    names listed in ``aliases.json`` share the buffer of their owner, as they do in the parent."""
     values: dict[str, Any] = {}
     for name, arg in graph.args.items():
         path = folder / f"{name}.npy"
@@ -51,6 +52,10 @@ def start_values(graph: Any, folder: Path) -> dict[str, Any]:
             values[name] = nd
         else:
             values[name] = array.item() if arg.kind == "scalar" else array
+    aliases = folder / ALIASES
+    if aliases.is_file():
+        for name, owner in json.loads(aliases.read_text()).items():
+            values[name] = values[owner]
     return values
 
 

@@ -38,13 +38,23 @@ def child_threads(this_arch: str) -> int | None:
 
 
 def start_arrays(graph: Graph, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """The run values the child needs, as numpy arrays (textures are refused before this)."""
-    out = {}
+    """The run values the child needs, as numpy arrays (textures are refused before this).
+
+    Names bound to one ndarray (temps sharing a memory-plan slot) get one numpy array, so the child
+    binds them to one buffer too (:func:`graphlab.debug.compare_sides.save_values`).
+    """
+    out: dict[str, np.ndarray] = {}
+    seen: dict[int, np.ndarray] = {}
     for name, value in values.items():
         arg = graph.args.get(name)
         if arg is None or arg.kind in ("texture", "rw_texture"):
             continue
-        out[name] = value.to_numpy() if arg.kind == "ndarray" else np.asarray(value)
+        if arg.kind != "ndarray":
+            out[name] = np.asarray(value)
+        elif id(value) in seen:
+            out[name] = seen[id(value)]
+        else:
+            out[name] = seen[id(value)] = value.to_numpy()
     return out
 
 

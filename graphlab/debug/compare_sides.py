@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -55,6 +55,26 @@ def side_state(session: DebugSession, since: int) -> dict[str, Any]:
     pos = session.position  # at a control point this decides it, as both sides do
     decisions = [[d.index, d.node_id, d.scope, d.kind, d.value, d.outcome] for d in session.decisions[since:]]
     return {"index": pos.index, "done": pos.step_id is None, "decisions": decisions, "last": pos.last_step_id}
+
+
+#: In a folder of start values: ``{name: owner}`` for names bound to the buffer of an earlier name.
+ALIASES = "aliases.json"
+
+
+def save_values(folder: Path, values: Mapping[str, np.ndarray]) -> None:
+    """Write start values as ``<name>.npy``; names given the very array of an earlier name (temps
+    sharing a memory-plan slot) are listed in :data:`ALIASES` instead, so the child binds them to one
+    buffer as this side does (else a write through one name would not show through the other)."""
+    owners: dict[int, str] = {}
+    aliases: dict[str, str] = {}
+    for name, array in values.items():
+        owner = owners.setdefault(id(array), name)
+        if owner != name:
+            aliases[name] = owner
+            continue
+        np.save(folder / f"{name}.npy", array)
+    if aliases:
+        (folder / ALIASES).write_text(json.dumps(aliases))
 
 
 class Side(Protocol):
@@ -171,8 +191,7 @@ class ChildSide:
         self.ready_values()
         shutil.rmtree(self.values_dir, ignore_errors=True)
         self.values_dir.mkdir()
-        for name, array in values.items():
-            np.save(self.values_dir / f"{name}.npy", array)
+        save_values(self.values_dir, values)
         self._send("values", values_dir=str(self.values_dir))
         self._unread.append("values")
 
@@ -182,8 +201,7 @@ class ChildSide:
         folder = self.scratch / "rehearsal"
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
-        for name, array in values.items():
-            np.save(folder / f"{name}.npy", array)
+        save_values(folder, values)
         self._send("rehearse", values_dir=str(folder), steps=steps)
         self._unread.append("rehearse")
 

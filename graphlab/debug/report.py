@@ -136,7 +136,9 @@ class Decision:
 class NonfiniteHit:
     """The first dispatch found writing NaN or Inf, and where in which buffer.
 
-    ``step`` is None when the buffer already held NaN/Inf where the hunt began.
+    ``step`` is None when the buffer already held NaN/Inf where the hunt began. ``before``: how
+    many non-finite values the buffer held where a hunt past known NaN/Inf began (then the hit is
+    where they spread, and ``first_index`` the first new one).
     """
 
     step: StepRef | None
@@ -144,6 +146,7 @@ class NonfiniteHit:
     nan: int
     inf: int
     first_index: tuple[int, ...] | None
+    before: int = 0
 
     @property
     def count(self) -> int:
@@ -152,6 +155,11 @@ class NonfiniteHit:
 
     def __str__(self) -> str:
         who = f"{self.step.step_id} ({self.step.kernel})" if self.step else "(before the hunt began)"
+        if self.before:
+            return (
+                f"{who} spread NaN/Inf in {self.buffer!r}: {self.count} non-finite values ({self.nan} NaN, "
+                f"{self.inf} Inf) where {self.before} were, the first new one at index {self.first_index}"
+            )
         return (
             f"{who} left {self.count} non-finite values in {self.buffer!r} "
             f"({self.nan} NaN, {self.inf} Inf), the first at index {self.first_index}"
@@ -188,7 +196,8 @@ class Stop:
     minus the index before the control; ``elapsed`` the wall time of the whole control in seconds.
     ``stats`` holds the statistics of the buffers written (or restored) since the previous position,
     reduced on the device when first read (:class:`StopStats`); ``watches`` the watch list's values
-    here.
+    here. ``already``: a condition or NaN/Inf that held where the control began, so no dispatch of
+    it caused the stop (``cause_step_id`` is then None, whatever ran last).
     """
 
     reason: StopReason
@@ -206,6 +215,16 @@ class Stop:
     nonfinite: NonfiniteHit | None = None
     note: str = ""
     total_known: bool = True
+    already: bool = False
+
+    @property
+    def cause_step_id(self) -> str | None:
+        """The dispatch that made a condition, NaN/Inf or step stop so; None when it already held."""
+        if self.already or self.reason not in ("condition", "nonfinite", "step"):
+            return None
+        if self.nonfinite is not None and self.nonfinite.step is not None:
+            return self.nonfinite.step.step_id
+        return self.last_step_id
 
     @property
     def breakpoint(self) -> Breakpoint | None:
@@ -233,6 +252,7 @@ class Halt:
     fault: Fault | None = None
     nonfinite: NonfiniteHit | None = None
     note: str = ""
+    already: bool = False  # it held where the run began: no dispatch of the run caused it
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,10 @@ def stop_lines(stop: Stop) -> list[str]:
         head += f": {stop.step_id} failed"
     else:
         head += f": next {stop.step_id}" if stop.step_id else ""
-        head += f"{',' if stop.step_id else ':'} last ran {stop.last_step_id}" if stop.last_step_id else ""
+        if stop.already:  # what ran last did not cause it: say so instead of naming it
+            head += f"{',' if stop.step_id else ':'} already so before this run (no dispatch of it is the cause)"
+        elif stop.last_step_id:
+            head += f"{',' if stop.step_id else ':'} last ran {stop.last_step_id}"
     lines = [f"{head}; moved {stop.moved:+d} in {fmt_seconds(stop.elapsed)}"]
     for bp in stop.breakpoints:
         lines.append(f"  breakpoint {bp}")

@@ -57,6 +57,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from graphlab.access import AccessFlag
 from graphlab.boundscheck import Bounds, check_bounds, checked_bounds
 from graphlab.compiled import CompiledGraph, compile_graph
@@ -66,6 +68,7 @@ from graphlab.debug.breakpoints import (
     Every,
     Watch,
     evaluate_watches,
+    nonfinite_mask,
 )
 from graphlab.debug.flow import Recorder
 from graphlab.debug.redraws import Redraws
@@ -193,6 +196,7 @@ class DebugSession(
         self._timing = TimingRecorder()
         self._pos = 0
         self._state = 0  # bumped whenever the live buffers change
+        self._nonfinite_reported: tuple[int, int] | None = None  # (state, position) of the last NaN/Inf report
         self.faults: list[Fault] = []
 
     def _writes(self) -> dict[str, frozenset[str]]:
@@ -533,22 +537,37 @@ class DebugSession(
         ``every="dispatch"``: after every dispatch); the repetition where one appears is stepped
         again dispatch by dispatch, so the stop names the exact dispatch, buffer, count and first
         index (``stop.nonfinite``). Breakpoints do not stop the hunt.
+
+        NaN/Inf already in the buffers where the hunt begins (bad start values) are reported once,
+        at once (``stop.already``); called again from there, or after a find, the hunt passes over
+        the values it reported and stops where NaN/Inf spread to elements that were finite.
         """
         self._alive()
         if every not in ("repetition", "dispatch"):
             raise DebugError(f"find_first_nonfinite(every={every!r}): choose 'repetition' or 'dispatch'")
         t0, start = time.perf_counter(), self._pos
+        here = (self._state, self._pos)
+        known: dict[str, np.ndarray] = {}
         for name in self._ordered(self._table.written):
             index = first_nonfinite(self._live[name])
-            if index is not None:
+            if index is None:
+                continue
+            if self._nonfinite_reported != here:  # report values already there once, before hunting on
                 s = buffer_stats(self._live[name])
                 hit = NonfiniteHit(None, name, s.nan, s.inf, index)
                 note = (
-                    f"{name!r} already holds NaN/Inf at step {self._pos}; the hunt looks for the dispatch that "
-                    "first writes them, so go back before they appeared (goto, restart) and hunt again"
+                    f"{name!r} already holds NaN/Inf at step {self._pos}, where the hunt began; call "
+                    "find_first_nonfinite() again to run on to where they spread (or go back before they "
+                    "appeared: goto, restart)"
                 )
-                return self._stop("nonfinite", start, t0, Halt("nonfinite", nonfinite=hit, note=note))
-        return self._advance(END, "end", locations=False, conditions=False, hunt=every)
+                self._nonfinite_reported = here
+                halt = Halt("nonfinite", nonfinite=hit, note=note, already=True)
+                return self._stop("nonfinite", start, t0, halt)
+            known[name] = nonfinite_mask(self._live[name])
+        stop = self._advance(END, "end", locations=False, conditions=False, hunt=every, known=known)
+        if stop.reason == "nonfinite":
+            self._nonfinite_reported = (self._state, self._pos)
+        return stop
 
     def _ordered(self, names: set[str] | frozenset[str]) -> list[str]:
         return [n for n in self._live if n in names]
@@ -587,6 +606,7 @@ class DebugSession(
             halt.nonfinite,
             halt.note,
             pos.total_known,
+            halt.already,
         )
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,8 @@ from graphlab.debug.steps import StepTable
 from graphlab.debug.timing import timed
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from graphlab.debug.flow import Recorder
     from graphlab.debug.redraws import Redraws
     from graphlab.debug.runner import Granularity, Piece, SegmentRunner
@@ -93,22 +95,27 @@ class SessionRunning:
         locations: bool = True,
         conditions: bool = True,
         hunt: Every | None = None,
+        known: Mapping[str, np.ndarray] | None = None,
     ) -> Stop:
         """Run forward to ``goal``, stopping first at breakpoints (``locations``), conditions or a
         hunt's find. With control flow the goal may lie past the recorded timeline: run to its end,
-        record what comes next (deciding on the live buffers), and go on."""
+        record what comes next (deciding on the live buffers), and go on. ``known``: where buffers
+        already hold NaN/Inf, which the hunt passes over (it stops where they spread)."""
         self._alive()
         t0, start = time.perf_counter(), self._pos
         conds = self._breaks.conditions() if conditions else []
         check: Check | None = None
         if hunt is not None:
-            check = NonfiniteHunt(self._table, self._live, list(self._live))
+            check = NonfiniteHunt(self._table, self._live, list(self._live), known)
         elif conds:
             already = self._breaks.arm(self._resolve)
             if already:
                 texts = ", ".join(bp.target for bp in already)
-                note = f"{texts} already true at step {self._pos}, where this run began (checked first when new)"
-                return self._stop("condition", start, t0, Halt("condition", tuple(already), note=note))
+                note = (
+                    f"{texts} already true at step {self._pos}, where this run began (checked first when new): "
+                    "no dispatch of this run made it true; continue_() again stops where it next turns true"
+                )
+                return self._stop("condition", start, t0, Halt("condition", tuple(already), note=note, already=True))
             check = ConditionCheck(self._breaks, self._resolve)
         fine = (hunt == "dispatch") or any(bp.every == "dispatch" for bp in conds) or not self.options.fast_forward
         granularity: Granularity = "dispatch" if fine else "repetition" if check else "span"

@@ -62,6 +62,7 @@ from graphlab.names import check_dim_size, shown
 from graphlab.plan import ControlEvent, Iterate, Segment, run_plan
 from graphlab.runvalues import Problem, array_problem, dims_problem, number_problem, numpy_dtype
 from graphlab.shape_facts import first_violation
+from graphlab.sizes import dim_names, resolve_sizes
 from graphlab.spec import DTYPE_BYTES, Arg
 from graphlab.texels import TEXTURE_KINDS, texel_format
 
@@ -186,25 +187,17 @@ def _check_scalar(graph: GraphSpec, arg: Arg, value: Any) -> np.ndarray:
     return got.astype(want)
 
 
-def _temp_shape(graph: GraphSpec, arg: Arg, dims: Mapping[str, int]) -> tuple[int, ...]:
-    if arg.shape is None:
-        raise _fail(graph, arg, "a temp with no shape in manifest.json cannot be allocated; pass it as a value")
-    for dim in arg.shape:
-        if isinstance(dim, str) and dim not in dims:
-            fix = f"pass {arg.name}=np.zeros(...) or a value that sets {dim!r}"
-            raise _fail(graph, arg, f"dim {dim!r} has no value and no default in manifest.json 'dims'; {fix}")
-    return (*(d if isinstance(d, int) else dims[d] for d in arg.shape), *arg.element_shape)
-
-
 def bind_values(
     graph: GraphSpec,
     values: Mapping[str, Any],
     default_dims: Mapping[str, int],
     formats: Mapping[str, str] | None = None,
+    given_dims: Mapping[str, object] | None = None,
 ) -> _Bound:
     """Check ``values`` against a graph of the manifest; raise GraphRunError before any launch.
 
-    ``formats``: the image format of each texture arg (:func:`cruntime_textures.texture_formats`).
+    ``formats``: the image format of each texture arg (:func:`cruntime_textures.texture_formats`);
+    ``given_dims``: dims given by name, for temps no value sizes (:func:`graphlab.sizes.resolve_sizes`).
     """
     _check_names(graph, values)
     dims: dict[str, int] = {}
@@ -221,10 +214,12 @@ def bind_values(
             bound.shapes[arg.name] = bound.arrays[arg.name].shape
         elif arg.kind != "ndarray":
             bound.scalars[arg.name] = _check_scalar(graph, arg, values[arg.name])
-    sizes = {**default_dims, **dims}
-    for arg in graph.args:
-        if arg.kind == "ndarray" and arg.name not in values:
-            bound.shapes[arg.name] = _temp_shape(graph, arg, sizes)
+    sizes = resolve_sizes(
+        graph.args, dims, given=values, dims=given_dims, defaults=default_dims, dim_fix="pass {dim}=SIZE to run()",
+        error=lambda message, arg: GraphRunError(f"graph {graph.name!r}: {message}", arg=arg),
+    )  # fmt: skip
+    for name, shape in sizes.temps.items():
+        bound.shapes[name] = (*shape, *next(a for a in graph.args if a.name == name).element_shape)
     for name, shape in bound.shapes.items():  # the C API takes u32 dims: refuse what it would truncate
         for axis, size in enumerate(shape):
             check_dim_size(size, f"graph {graph.name!r}, arg {name!r}: shape[{axis}]", error=GraphRunError)
@@ -282,8 +277,9 @@ class Graph:
         (each read waits for the device); ``last_events`` then says what it decided.
 
         Every arg but temps needs a value: ndarrays as numpy arrays of the exact dtype and shape
-        (symbolic dims must agree), scalars as numbers, matrices as array-likes. Temps are allocated
-        from the dims the values set, else the manifest's ``dims``. Nothing is launched unless every
+        (symbolic dims must agree), scalars as numbers, matrices as array-likes. Temps may be given;
+        the others are allocated from the dims the values set, then dims given by name (``m=64``),
+        then the manifest's ``dims`` (:func:`graphlab.sizes.resolve_sizes`). Nothing is launched unless every
         value fits. Returns the given arrays by name (the caller's own objects).
         """
         if values is not None and not isinstance(values, Mapping):
@@ -295,8 +291,10 @@ class Graph:
         if clash:
             raise GraphRunError(f"graph {self.name!r}: {', '.join(clash)} given both in the dict and as keywords")
         values = {**(values or {}), **kwargs}
+        arg_names, names = {a.name for a in self.spec.args}, set(dim_names(self.spec.args))
+        dims = {k: values.pop(k) for k in list(values) if k not in arg_names and k in names}
         module, api = self.module, self.module._api
-        bound = bind_values(self.spec, values, module.manifest.dims, module._texture_formats)
+        bound = bind_values(self.spec, values, module.manifest.dims, module._texture_formats, dims)
         memory = module._memory()
         buffers = module._buffers_for(self.spec, bound.shapes, uploaded=bound.arrays)
         for name, array in bound.arrays.items():

@@ -62,7 +62,7 @@ class ModuleRunner:
             )
         self.graph = graph
         self.arch = f"{self.manifest.arch} module"
-        self.start = {name: _host(value) for name, value in start.items() if name in graph.args}
+        self.start = _host_values({name: value for name, value in start.items() if name in graph.args})
         self.values = _copies(self.start)
         self._variant: Module | None = None
         self._variant_dir: tempfile.TemporaryDirectory[str] | None = None
@@ -71,14 +71,20 @@ class ModuleRunner:
         self.recorded = False
 
     def run_deployed(self) -> tuple[list[ControlEvent], dict[str, np.ndarray]]:
-        """Run the deployed graph once from the start values: its control events and every array."""
+        """Run the deployed graph once from the start values: its control events and every array but temps.
+
+        The session's temps go in too, so the module sizes them as the session did (a dim only temps
+        use may differ from the manifest's default); what they hold at the end is the module's own
+        business (temps of one memory-plan slot share a buffer), so they are not handed back.
+        """
         values = _copies(self.start)
         names = {a.name for spec in self.manifest.graphs if spec.name == self.graph.name for a in spec.args}
-        given = {k: v for k, v in values.items() if k in names and self.graph.args[k].role != "temp"}
+        given = {k: v for k, v in values.items() if k in names}
         with load_module(self.folder) as module:
             graph = module.graphs[self.graph.name]
             graph.run(given)
-            return list(graph.last_events), {k: v for k, v in given.items() if isinstance(v, np.ndarray)}
+            kept = {k: v for k, v in given.items() if isinstance(v, np.ndarray) and self.graph.args[k].role != "temp"}
+            return list(graph.last_events), kept
 
     def reset(self) -> None:
         """Back to the start values (for a replay dispatch by dispatch)."""
@@ -134,10 +140,24 @@ class ModuleRunner:
             self._variant_dir = None
 
 
-def _host(value: Any) -> Any:
-    """A run value on the host: ndarrays as numpy arrays, scalars as they are."""
-    return value.to_numpy() if hasattr(value, "to_numpy") else value
+def _host_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Run values on the host: ndarrays as numpy arrays (names bound to one ndarray, such as temps
+    sharing a memory-plan slot, to one numpy array), scalars as they are."""
+    seen: dict[int, Any] = {}
+    out = {}
+    for name, value in values.items():
+        if id(value) not in seen:
+            seen[id(value)] = value.to_numpy() if hasattr(value, "to_numpy") else value
+        out[name] = seen[id(value)]
+    return out
 
 
 def _copies(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in values.items()}
+    """Fresh copies of the arrays, names sharing an array still sharing its copy."""
+    seen: dict[int, Any] = {}
+    out = {}
+    for name, value in values.items():
+        if id(value) not in seen:
+            seen[id(value)] = value.copy() if isinstance(value, np.ndarray) else value
+        out[name] = seen[id(value)]
+    return out

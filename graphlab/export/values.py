@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from graphlab.export.errors import ExportError
 from graphlab.export.manifest import Sample
 from graphlab.memory import memory_plan
 from graphlab.names import check_buffer_bytes, check_dim_size, name_problem, shown
+from graphlab.sizes import resolve_sizes
 from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
 from graphlab.texels import TEXTURE_KINDS, format_problem
 
@@ -149,6 +151,10 @@ def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mappi
     not_temp = {a.name for g in graphs for a in exported_args(g) if a.role != "temp"}
     for graph in graphs:
         shapes = {n: s.shape for n, s in samples.items() if n in graph.args and s.shape is not None}
+        resolve_sizes(  # the rule run() and load_module follow: every temp sized, else say which dim to give
+            exported_args(graph), dims, given=shapes, dim_fix="pass dims={{'{dim}': SIZE}} (CLI: --dim {dim}=SIZE)",
+            error=partial(_sizing_error, graph.name),
+        )  # fmt: skip
         try:
             layout = memory_plan(graph, **{**dims, **shapes})
         except GraphError as exc:
@@ -177,6 +183,11 @@ def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mappi
         "total_bytes": sum(b["bytes"] or 0 for b in buffers.values()),
         "shared_bytes": own + sum(s["bytes"] for s in slots),
     }
+
+
+def _sizing_error(graph: str, message: str, arg: str | None) -> ExportError:
+    """A temp export cannot size (:func:`graphlab.sizes.resolve_sizes`), as the export's error."""
+    return ExportError(f"graph {graph!r}: {message}")
 
 
 def written_args(graph: Graph) -> list[str]:

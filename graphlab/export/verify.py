@@ -53,6 +53,7 @@ from graphlab.leftovers import scratch_prefix
 from graphlab.plan import ControlEvent
 from graphlab.runvalues import array_problem, dims_problem, number_problem, numpy_dtype
 from graphlab.shape_facts import first_violation
+from graphlab.sizes import resolve_sizes
 from graphlab.spec import NUMPY_DTYPES, Arg
 from graphlab.texels import TEXEL_CHANNELS, TEXTURE_KINDS, texel_format
 from graphlab.variance import Cause, causes_from_data
@@ -255,42 +256,50 @@ def make_inputs(
     *,
     seed: int = 0,
     given_as: Mapping[str, str] | None = None,
+    dims: Mapping[str, int] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Every non-temp arg's value: the ``given`` ones checked, the others drawn with ``seed``.
+    """Every non-temp arg's value, and the temps given: the ``given`` ones checked, the others drawn with ``seed``.
 
+    Sizes follow :func:`graphlab.sizes.resolve_sizes`, as ``g.run()`` and ``load_module`` do: the
+    given values set dims, then ``dims``, then the manifest's; a temp may be given (its shape counts),
+    and every temp left out must be sizable, else a VerifyError before anything runs.
     ``given_as`` says how the command line gave each input (``--input x=x.npy``): errors then name
     its options instead of Python's ``inputs[...]`` and ``seed=``.
     """
     cli = given_as is not None
-    args = {name: arg for name, arg in _args(manifest).items() if arg.role != "temp"}
+    every = _args(manifest)
+    args = {name: arg for name, arg in every.items() if arg.role != "temp"}
     given = dict(given or {})
     labels = {n: (given_as or {}).get(n, f"--input {n}") if cli else f"inputs[{n!r}]" for n in given}
     for name in given:
-        if name not in args:
-            close = difflib.get_close_matches(name, list(args), 1)
+        if name not in every:
+            close = difflib.get_close_matches(name, list(every), 1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise VerifyError(f"{labels[name]}: the module has no such arg; {hint}its args: {', '.join(args)}")
-    dims: dict[str, int] = {}
+            raise VerifyError(f"{labels[name]}: the module has no such arg; {hint}its args: {', '.join(every)}")
+    bound: dict[str, int] = {}
     owners: dict[str, str] = {}
     values = {
-        name: _given(args[name], value, dims, owners, _texels(manifest, args[name]), labels[name])
+        name: _given(every[name], value, bound, owners, _texels(manifest, every[name]), labels[name])
         for name, value in given.items()
     }
-    dims = {**manifest.dims, **dims}
+    sizes = resolve_sizes(
+        every.values(), bound, given=values, dims=dims, defaults=manifest.dims,
+        dim_fix="pass --dim {dim}=SIZE" if cli else "pass dims={{'{dim}': SIZE}}",
+        error=lambda message, arg: VerifyError(message if arg else f"{'--dim' if cli else 'dims='}: {message}"),
+    )  # fmt: skip
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise VerifyError(f"{'--seed ' if cli else 'seed='}{seed!r}: give an int >= 0")
     _check_room(manifest, args, [name for name in args if name not in values], dims, cli)
     rng = np.random.default_rng(seed)
     for name, arg in args.items():
         if name not in values:
-            values[name] = _draw(arg, manifest.samples.get(name), dims, rng, _texels(manifest, arg), cli)
-    _check_relations(manifest, values)
+            values[name] = _draw(arg, manifest.samples.get(name), sizes.dims, rng, _texels(manifest, arg), cli)
+    _check_relations(manifest, {**sizes.temps, **{name: value.shape for name, value in values.items()}})
     return values
 
 
-def _check_relations(manifest: Manifest, values: Mapping[str, np.ndarray]) -> None:
-    """Refuse inputs too short for a kernel's loop before either side runs (the C host would crash)."""
-    shapes = {name: value.shape for name, value in values.items()}
+def _check_relations(manifest: Manifest, shapes: Mapping[str, tuple[int, ...]]) -> None:
+    """Refuse inputs (or temps) too short for a kernel's loop before either side runs (the C host would crash)."""
     for graph in manifest.graphs:
         broken = first_violation(graph.relations, shapes)
         if broken is not None:
@@ -318,15 +327,17 @@ def run_host(
     cc: str | None = None,
     timeout: float = 600.0,
     events: bool = False,
+    dims: Mapping[str, int] | None = None,
 ) -> Run:
     """Run the generated C host on ``inputs_dir/<arg>.npy``; it writes ``out_dir/<arg>.npy``.
 
     ``events`` asks it for its control decisions (``--events``; hosts generated for a module with
-    control flow know the flag).
+    control flow know the flag); ``dims`` sizes dims over the manifest's (``--dim``).
     """
     exe = _host_executable(folder, cc)
     command = [str(exe), "--module", str(folder / "module"), "--in", str(inputs_dir), "--out", str(out_dir),
-               "--frames", str(frames), "--time", *(["--events"] if events else [])]  # fmt: skip
+               "--frames", str(frames), "--time", *(["--events"] if events else []),
+               *(part for name, size in (dims or {}).items() for part in ("--dim", f"{name}={size}"))]  # fmt: skip
     # The generated main.c defaults TI_LIB_DIR for x64 only, but a CUDA runtime needs runtime_cuda.bc too.
     env = {"TI_LIB_DIR": str(taichi_c_api_dir() / "runtime"), **os.environ}
     start = time.perf_counter()
@@ -386,14 +397,17 @@ def run_python(
     kernels: Any = None,
     manifest: Manifest | None = None,
     timeout: float = 600.0,
+    dims: Mapping[str, int] | None = None,
 ) -> Run:
-    """Run the module's graphs with Taichi's Python frontend in a child process, on the manifest's arch."""
+    """Run the module's graphs with Taichi's Python frontend in a child process, on the manifest's arch.
+
+    ``dims`` sizes the temps no input sizes, over the manifest's dims (as the C host's ``--dim``)."""
     manifest = manifest or read_manifest(folder)
     texts, payload = _sources(folder, manifest, kernels)
     request = {
         "payload": payload, "graphs": texts, "arch": manifest.arch, "threads": manifest.cpu_max_num_threads,
         "inputs_dir": str(inputs_dir), "out_dir": str(out_dir), "frames": frames,
-        "textures": _texture_formats(manifest), "dims": dict(manifest.dims),
+        "textures": _texture_formats(manifest), "dims": {**manifest.dims, **(dims or {})},
     }  # fmt: skip
     start = time.perf_counter()
     answer = run_child(CHILD_ENTRY, request, timeout=timeout)
@@ -432,6 +446,7 @@ def verify(
     cc: str | None = None,
     baseline: bool | None = None,
     timeout: float = 600.0,
+    dims: Mapping[str, int] | None = None,
 ) -> VerifyReport:
     """Run an exported module in the C runtime and in Taichi's Python frontend; compare what they write.
 
@@ -441,6 +456,10 @@ def verify(
         A folder ``gl.export`` wrote.
     inputs
         Values by arg name (numpy arrays, numbers); the other args are drawn at random with ``seed``.
+        Temps may be given too (both sides start them from the value), as ``g.run()`` takes them.
+    dims
+        Sizes of dims by name over the manifest's ``dims`` (``{"G": 64}``): for inputs drawn at random
+        and temps no input sizes (:func:`graphlab.sizes.resolve_sizes`, the rule ``g.run()`` follows).
     frames
         How many times each graph runs, in manifest order, before the outputs are compared.
     rtol
@@ -500,7 +519,8 @@ def verify(
     if kernels is None:
         _stored_kernels(folder, manifest)
     check_files(manifest, missing_ok=(stored,) if kernels is not None else ())
-    values = make_inputs(manifest, inputs, seed=seed)
+    values = make_inputs(manifest, inputs, seed=seed, dims=dims)
+    dims = dict(dims or {})
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix=scratch_prefix("verify")) as tmp:
         inputs_dir = Path(tmp, "inputs")
@@ -511,12 +531,13 @@ def verify(
         _host_executable(folder, cc)
         timings["build"] = time.perf_counter() - start
         control = any(g.control is not None for g in manifest.graphs)
-        host = run_host(folder, inputs_dir, Path(tmp, "host"), frames=frames, cc=cc, timeout=timeout, events=control)
+        host = run_host(folder, inputs_dir, Path(tmp, "host"), frames=frames, cc=cc, timeout=timeout, events=control,
+                        dims=dims)  # fmt: skip
         timings["host"] = host.seconds
 
         def python(name: str) -> Run:
             run = run_python(folder, inputs_dir, Path(tmp, name), frames=frames, kernels=kernels,
-                             manifest=manifest, timeout=timeout)  # fmt: skip
+                             manifest=manifest, timeout=timeout, dims=dims)  # fmt: skip
             timings[name] = run.seconds
             return run
 

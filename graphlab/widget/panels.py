@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from IPython import get_ipython
 
 from graphlab.errors import GraphlabError
+from graphlab.sizes import dim_names
 from graphlab.widget.debugging import DebugPanel, PanelError
 from graphlab.widget.home import HomeThread
 from graphlab.widget.shipping import ExportPanel
@@ -67,7 +68,9 @@ class Panels:
                 "no run values to debug with: open the editor with gl.editor(g, values={...}), or call "
                 "editor.debug(x=..., ...) in a cell"
             )
-        named = {name: value for name, value in kwargs.items() if name in self.editor.model.args}
+        args = self.editor.model.args
+        sizes = set(dim_names(args.values()))  # dims by name (m=64) size temps, as in g.debug(): kept too
+        named = {name: value for name, value in kwargs.items() if name in args or name in sizes}
         kwargs.setdefault("options", DebugOptions(stats_on_stop=False))
         session = DebugSession(self.editor.model, run_values, **kwargs)
         if values is not None or named:
@@ -179,6 +182,9 @@ class Panels:
     def _export(self, message: Message) -> None:
         if self.export.view()["state"] == "running":
             raise PanelRefusedError("an export is running already; wait for it to finish")
+        args = self.editor.model.args
+        sizes = set(dim_names(args.values()))  # the editor's values may size temps by dim name (m=64)
+        dims = {k: v for k, v in (self.values or {}).items() if k not in args and k in sizes}
         error = self.export.run(
             self.editor.model,
             arch=message["arch"],
@@ -186,8 +192,8 @@ class Panels:
             overwrite=message["overwrite"],
             verify=message["verify"],
             cpu_threads=message["cpu_threads"],
-            dims=message["dims"],
-            values=self.values,
+            dims={**dims, **message["dims"]},
+            values={k: v for k, v in (self.values or {}).items() if k not in dims} if self.values is not None else None,
             publish=self.publish_export,
         )
         if error is not None:

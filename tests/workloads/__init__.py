@@ -26,7 +26,7 @@ from graphlab.bridge.runtime import new_ndarray
 
 NAMES = (
     "game_of_life", "nbody", "mass_spring", "mpm99", "waterwave", "fractal", "mgpcg", "texture_graph",
-    "constant_grid", "row_normalise", "random_init",
+    "constant_grid", "row_normalise", "random_init", "laplace",
 )  # fmt: skip
 
 
