@@ -289,7 +289,7 @@ def make_inputs(
     )  # fmt: skip
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise VerifyError(f"{'--seed ' if cli else 'seed='}{seed!r}: give an int >= 0")
-    _check_room(manifest, args, [name for name in args if name not in values], dims, cli)
+    _check_room(manifest, args, [name for name in args if name not in values], sizes.dims, cli)
     rng = np.random.default_rng(seed)
     for name, arg in args.items():
         if name not in values:
