@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 #: Short names for the flags of :class:`graphlab.access.AccessFlag` (its values are Taichi's).
 READ, WRITE = AccessFlag.READ, AccessFlag.WRITE
+_READ_BIT, _WRITE_BIT = int(READ), int(WRITE)
+_READ_OR_WRITE = _READ_BIT | _WRITE_BIT
 #: Dependency kinds, strongest first: read-after-write, write-after-read, write-after-write.
 HAZARDS = ("raw", "war", "waw")
 
@@ -67,11 +70,30 @@ class DataflowFacts:
 
     def readers(self, arg: str) -> list[str]:
         """Dispatch ids that read ``arg``."""
-        return [n for n, acc in self.args.items() if acc.get(arg, AccessFlag.NONE) & READ]
+        return list(self._by_arg.get(arg, ((), ()))[0])
 
     def writers(self, arg: str) -> list[str]:
         """Dispatch ids that write ``arg``."""
-        return [n for n, acc in self.args.items() if acc.get(arg, AccessFlag.NONE) & WRITE]
+        return list(self._by_arg.get(arg, ((), ()))[1])
+
+    @cached_property
+    def _by_arg(self) -> dict[str, tuple[list[str], list[str]]]:
+        """(readers, writers) of each arg, in program order, made in one pass on the first question.
+
+        Rules ask for every arg in turn; scanning all dispatches per question was args x dispatches.
+        The facts are complete when anyone asks (:func:`dataflow_facts` returns them finished).
+        """
+        index: dict[str, tuple[list[str], list[str]]] = {}
+        for node_id, accesses in self.args.items():
+            for arg, flags in accesses.items():
+                bits = int(flags)  # int arithmetic: enum.Flag operators cost a microsecond each
+                if bits & _READ_OR_WRITE:
+                    readers, writers = index.setdefault(arg, ([], []))
+                    if bits & _READ_BIT:
+                        readers.append(node_id)
+                    if bits & _WRITE_BIT:
+                        writers.append(node_id)
+        return index
 
 
 def kernel_accesses(
@@ -125,28 +147,44 @@ def assume_access(graph: Graph, access: str) -> None:
 def _compute_facts(graph: Graph, access: str) -> DataflowFacts:
     reports = kernel_reports(graph, access)
     facts = DataflowFacts(source={ref: report.source for ref, report in reports.items()})
+    # what a dispatch accesses depends only on its kernel and bindings: work it out once per pair, so
+    # 10**5 dispatches of a few kernels cost a few walks of the flags, not 10**5
+    known: dict[tuple[str, tuple[tuple[str, str | None], ...]], _DispatchAccess] = {}
     for node_id, node in graph.nodes():
         if not isinstance(node, Dispatch):
             continue
-        report = reports.get(node.kernel.ref)
-        known: Mapping[str, AccessFlag] = report if report is not None else {}
-        params = {p: known.get(p, AccessFlag.READ_WRITE) for p, _ in node.bindings}
-        facts.params[node_id] = params
-        merged: dict[str, AccessFlag] = {}
-        orders: dict[str, set[FirstAccess]] = {}
-        for param, bound in node.bindings:
-            if bound is not None and bound in graph.args and graph.args[bound].is_buffer:
-                flags = params.get(param, AccessFlag.READ_WRITE)
-                merged[bound] = merged.get(bound, AccessFlag.NONE) | flags
-                if flags:
-                    orders.setdefault(bound, set()).add(_first_access(graph, node, report, param, flags))
-        facts.args[node_id] = merged
-        # one buffer on two parameters (GL012): their accesses interleave in an order nobody knows
-        facts.first[node_id] = {a: o.pop() if len(o) == 1 else FirstAccess.MAY_READ for a, o in orders.items()}
+        key = (node.kernel.ref, node.bindings)
+        found = known.get(key)
+        if found is None:
+            found = known[key] = _dispatch_access(graph, node, reports.get(node.kernel.ref))
+        # dispatches with one kernel and bindings share these dicts: the facts are read, never edited
+        facts.params[node_id], facts.args[node_id], facts.first[node_id] = found
     facts.trace = list(_expand(graph, facts, None, "", ()))
     for position, entry in enumerate(facts.trace):
         facts.trace[position] = TraceEntry(position, entry.node_id, entry.args, entry.uses, entry.first)
     return facts
+
+
+#: One dispatch's access: by parameter, by arg (merged over parameters), and each arg's first access.
+_DispatchAccess = tuple[dict[str, AccessFlag], dict[str, AccessFlag], dict[str, FirstAccess]]
+
+
+def _dispatch_access(graph: Graph, node: Dispatch, report: AccessReport | None) -> _DispatchAccess:
+    """The access facts of one dispatch, from its kernel's report and its bindings."""
+    args = graph.args
+    known: Mapping[str, AccessFlag] = report if report is not None else {}
+    params = {p: known.get(p, AccessFlag.READ_WRITE) for p, _ in node.bindings}
+    merged: dict[str, AccessFlag] = {}
+    orders: dict[str, set[FirstAccess]] = {}
+    for param, bound in node.bindings:
+        if bound is not None and bound in args and args[bound].is_buffer:
+            flags = params.get(param, AccessFlag.READ_WRITE)
+            merged[bound] = merged.get(bound, AccessFlag.NONE) | flags
+            if flags:
+                orders.setdefault(bound, set()).add(_first_access(graph, node, report, param, flags))
+    # one buffer on two parameters (GL012): their accesses interleave in an order nobody knows
+    first = {a: o.pop() if len(o) == 1 else FirstAccess.MAY_READ for a, o in orders.items()}
+    return params, merged, first
 
 
 def _first_access(

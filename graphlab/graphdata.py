@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from graphlab import locate
@@ -21,6 +22,10 @@ from graphlab.names import check_name
 from graphlab.nodes import CONTROL, Cond, Dispatch, Loop, Node, children
 from graphlab.spec import Arg
 from graphlab.unroll import GraphSize, Step, measure, unroll
+
+
+#: Edits that leave the node names of every container as the name index has them.
+_KEEPS_NAMES = frozenset(("node_added", "arg_added", "arg_changed"))
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class GraphData:
         self._observers: list[Callable[[GraphChange], None]] = []
         self.version = 0
         self._cache: dict[str, Any] = {}
+        self._names = locate.NameIndex()
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -66,18 +72,32 @@ class GraphData:
 
     @property
     def args(self) -> Mapping[str, Arg]:
-        """Declared args by name, in declaration order."""
-        return dict(self._args)
+        """Declared args by name, in declaration order (a read-only copy, kept until the next edit).
+
+        Kept, not copied per call: rules read ``graph.args`` once per node, and a copy of 10**5
+        args each time made validation scale as args x nodes.
+        """
+        cached = self._cache.get("args")
+        if cached is None:
+            cached = self._cache["args"] = MappingProxyType(dict(self._args))
+        return cached
 
     @property
     def body(self) -> tuple[Node, ...]:
-        """The top-level nodes in program order."""
-        return tuple(self._body)
+        """The top-level nodes in program order (kept until the next edit)."""
+        cached = self._cache.get("body")
+        if cached is None:
+            cached = self._cache["body"] = tuple(self._body)
+        return cached
 
     @property
     def sequences(self) -> Mapping[str, tuple[Node, ...]]:
-        """Sequence definitions by name."""
-        return {name: tuple(body) for name, body in self._sequences.items()}
+        """Sequence definitions by name (a read-only copy, kept until the next edit)."""
+        cached = self._cache.get("sequences")
+        if cached is None:
+            copied = {name: tuple(body) for name, body in self._sequences.items()}
+            cached = self._cache["sequences"] = MappingProxyType(copied)
+        return cached
 
     @property
     def kernels(self) -> list[KernelInfo]:
@@ -94,8 +114,14 @@ class GraphData:
         return self._container(container)[index]
 
     def nodes(self) -> Iterator[tuple[str, Node]]:
-        """Every node with its id, depth first in program order (each sequence use entered once)."""
-        yield from self._walk(None, "")
+        """Every node with its id, depth first in program order (each sequence use entered once).
+
+        The walk is kept until the next edit: validation asks for it once per rule.
+        """
+        cached = self._cache.get("nodes")
+        if cached is None:
+            cached = self._cache["nodes"] = tuple(self._walk(None, ""))
+        return iter(cached)
 
     def _walk(self, container: str | None, prefix: str) -> Iterator[tuple[str, Node]]:
         for node in self._container(container):
@@ -152,16 +178,31 @@ class GraphData:
         return self.size().dispatches
 
     def uses_of(self, arg_name: str) -> list[tuple[str, str]]:
-        """``(node id, parameter)`` pairs where ``arg_name`` is used (``flag``/``while``/``count`` for control)."""
-        uses = []
-        for node_id, node in self.nodes():
-            if isinstance(node, Dispatch):
-                uses += [(node_id, param) for param, bound in node.bindings if bound == arg_name]
-            elif isinstance(node, Cond) and node.flag == arg_name:
-                uses.append((node_id, "flag"))
-            elif isinstance(node, Loop) and arg_name in (node.while_, node.count):
-                uses.append((node_id, "while" if node.while_ == arg_name else "count"))
-        return uses
+        """``(node id, parameter)`` pairs where ``arg_name`` is used (``flag``/``while``/``count`` for control).
+
+        Read from an index of every arg's uses, made in one walk and kept until the next edit, so
+        asking for each of n args costs one walk, not n.
+        """
+        return list(self._uses().get(arg_name, ()))
+
+    def _uses(self) -> dict[str, list[tuple[str, str]]]:
+        """Every arg's uses, in program order (cached until the next edit)."""
+        cached = self._cache.get("uses")
+        if cached is None:
+            cached = self._cache["uses"] = {}
+            for node_id, node in self.nodes():
+                if isinstance(node, Dispatch):
+                    for param, bound in node.bindings:
+                        if bound is not None:
+                            cached.setdefault(bound, []).append((node_id, param))
+                elif isinstance(node, Cond):
+                    cached.setdefault(node.flag, []).append((node_id, "flag"))
+                elif isinstance(node, Loop):
+                    if node.while_ is not None:
+                        cached.setdefault(node.while_, []).append((node_id, "while"))
+                    if node.count is not None and node.count != node.while_:
+                        cached.setdefault(node.count, []).append((node_id, "count"))
+        return cached
 
     # --- undo support & observers ------------------------------------------------------------------
 
@@ -195,6 +236,8 @@ class GraphData:
     def _changed(self, kind: str, node: str | None = None, detail: Mapping[str, Any] | None = None) -> None:
         self.version += 1
         self._cache.clear()
+        if kind not in _KEEPS_NAMES:  # _added() has recorded an added node's name; other edits drop the index
+            self._names.clear()
         change = GraphChange(kind, node, dict(detail or {}))
         for callback in list(self._observers):
             try:
@@ -222,7 +265,13 @@ class GraphData:
         return locate.container_of_use(self.name, self._body, self._sequences, use_id)
 
     def _unique(self, container: str | None, base: str) -> str:
-        return locate.unique_name(self._container(container), base)
+        return self._names.unique(container, self._container(container), base)
+
+    def _added(self, container: str | None, node: Node, node_id: str) -> str:
+        """Record ``node``, just put into ``container``, and tell observers; returns its id."""
+        self._names.add(container, node.name)
+        self._changed("node_added", node_id)
+        return node_id
 
     def _check_no_cycle(self, container: str | None, sequence: str) -> None:
         locate.check_no_cycle(self._body, self._sequences, container, sequence)

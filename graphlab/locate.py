@@ -118,6 +118,49 @@ def unique_name(body: Sequence[Node], base: str) -> str:
     return f"{stem}#{k}"
 
 
+class NameIndex:
+    """The node names taken in each container, kept between inserts so naming a node is O(1).
+
+    :func:`unique_name` reads a whole body per call, which makes building or loading n nodes
+    O(n**2). The graph keeps one index: :meth:`add` records a node it appended or inserted, and
+    :meth:`clear` forgets everything after any other edit (a removal, a rename, an undo), so a
+    container is read again only on its next insert. For each stem it also remembers the k below
+    which every ``stem#k`` is taken, so numbering ``fill#2`` ... ``fill#100000`` is not quadratic either.
+    """
+
+    def __init__(self) -> None:
+        self._taken: dict[str | None, set[str]] = {}
+        self._next: dict[str | None, dict[str, int]] = {}
+
+    def unique(self, container: str | None, body: Sequence[Node], base: str) -> str:
+        """What :func:`unique_name` gives for ``body`` (the content of ``container``); changes no node."""
+        check_node_name(base)
+        taken = self._taken.get(container)
+        if taken is None:
+            taken = self._taken[container] = {n.name for n in body}
+            self._next[container] = {}
+        if base not in taken:
+            return base
+        stem = base.split("#", 1)[0]
+        hints = self._next[container]
+        k = hints.get(stem, 2)
+        while f"{stem}#{k}" in taken:
+            k += 1
+        hints[stem] = k  # every stem#j for 2 <= j < k is taken, and stays so until clear()
+        return f"{stem}#{k}"
+
+    def add(self, container: str | None, name: str) -> None:
+        """Record a node named ``name`` that was just put into ``container``."""
+        taken = self._taken.get(container)
+        if taken is not None:
+            taken.add(name)
+
+    def clear(self) -> None:
+        """Forget every container (after an edit other than adding a node)."""
+        self._taken.clear()
+        self._next.clear()
+
+
 def containment(top: Sequence[Node], sequences: Sequences) -> nx.DiGraph:
     """Which sequence definition uses which (an edge parent -> child; the top level is :data:`TOP`)."""
     tree = nx.DiGraph()
