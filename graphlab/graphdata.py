@@ -23,7 +23,6 @@ from graphlab.nodes import CONTROL, Cond, Dispatch, Loop, Node, children
 from graphlab.spec import Arg
 from graphlab.unroll import GraphSize, Step, measure, unroll
 
-
 #: Edits that leave the node names of every container as the name index has them.
 _KEEPS_NAMES = frozenset(("node_added", "arg_added", "arg_changed"))
 
