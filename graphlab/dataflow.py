@@ -21,7 +21,7 @@ write-after-write.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -115,10 +115,13 @@ def kernel_reports(graph: Graph, access: str = "auto") -> dict[str, AccessReport
     if not kernels:
         return {}
     specs: dict[str, dict[str, object]] = {}
+    args = graph.args
+    seen: set[tuple[str, tuple[tuple[str, str | None], ...]]] = set()
     for _, node in graph.nodes():
-        if isinstance(node, Dispatch):
+        if isinstance(node, Dispatch) and (node.kernel.ref, node.bindings) not in seen:
+            seen.add((node.kernel.ref, node.bindings))  # the first dispatch of a kernel with these bindings decides
             for param, bound in node.bindings:
-                arg = graph.args.get(bound) if bound else None
+                arg = args.get(bound) if bound else None
                 if arg is not None and arg.kind == "ndarray":
                     specs.setdefault(node.kernel.ref, {}).setdefault(param, arg)
     return kernels_access([info.fn for info in kernels], source=access, arg_specs=specs)  # type: ignore[arg-type]
@@ -159,9 +162,7 @@ def _compute_facts(graph: Graph, access: str) -> DataflowFacts:
             found = known[key] = _dispatch_access(graph, node, reports.get(node.kernel.ref))
         # dispatches with one kernel and bindings share these dicts: the facts are read, never edited
         facts.params[node_id], facts.args[node_id], facts.first[node_id] = found
-    facts.trace = list(_expand(graph, facts, None, "", ()))
-    for position, entry in enumerate(facts.trace):
-        facts.trace[position] = TraceEntry(position, entry.node_id, entry.args, entry.uses, entry.first)
+    _expand(graph, facts, None, "", (), facts.trace)
     return facts
 
 
@@ -211,27 +212,29 @@ def _declared_shape(graph: Graph, name: str | None) -> tuple[object, ...] | None
 
 
 def _expand(
-    graph: Graph, facts: DataflowFacts, container: str | None, prefix: str, uses: tuple[str, ...]
-) -> Iterator[TraceEntry]:
+    graph: Graph, facts: DataflowFacts, container: str | None, prefix: str, uses: tuple[str, ...], out: list[TraceEntry]
+) -> None:
+    """Append the trace of ``container`` to ``out``, each entry at its position in the whole trace."""
     body = graph.body if container is None else graph.sequences[container]
+    args = graph.args
     for node in body:
         node_id = f"{prefix}{node.name}"
         if isinstance(node, Dispatch):
-            yield TraceEntry(0, node_id, facts.args.get(node_id, {}), uses, facts.first.get(node_id, {}))
+            out.append(TraceEntry(len(out), node_id, facts.args.get(node_id, {}), uses, facts.first.get(node_id, {})))
         elif isinstance(node, SequenceUse):
             for _ in range(min(node.repeat, 2)):
-                yield from _expand(graph, facts, node.sequence, f"{node_id}/", (*uses, node_id))
+                _expand(graph, facts, node.sequence, f"{node_id}/", (*uses, node_id), out)
         elif isinstance(node, Cond):
             # the decision reads the flag; both branches are walked (which one runs is known only at run time)
-            yield TraceEntry(0, node_id, {node.flag: READ}, uses)
+            out.append(TraceEntry(len(out), node_id, {node.flag: READ}, uses))
             for segment, sequence in children(node):
-                yield from _expand(graph, facts, sequence, f"{node_id}/{segment}", (*uses, node_id))
+                _expand(graph, facts, sequence, f"{node_id}/{segment}", (*uses, node_id), out)
         elif isinstance(node, Loop):
             for _ in range(2):  # enough to see what one iteration carries into the next
-                yield from _expand(graph, facts, node.body, f"{node_id}/", (*uses, node_id))
+                _expand(graph, facts, node.body, f"{node_id}/", (*uses, node_id), out)
                 decision = node.while_ or node.count
-                if decision and graph.args.get(decision) is not None and graph.args[decision].is_buffer:
-                    yield TraceEntry(0, node_id, {decision: READ}, uses)
+                if decision and args.get(decision) is not None and args[decision].is_buffer:
+                    out.append(TraceEntry(len(out), node_id, {decision: READ}, uses))
 
 
 def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:

@@ -115,6 +115,9 @@ def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     for node_id, node in ctx.node_ids:
         if not isinstance(node, Dispatch):
             continue
+        bound_args = [b for _, b in node.bindings if b is not None]
+        if len(set(bound_args)) == len(bound_args):  # no arg bound twice: nothing can alias
+            continue
         params = facts.params.get(node_id, {})
         by_arg: dict[str, list[str]] = {}
         for param, bound in node.bindings:
