@@ -340,7 +340,7 @@ class Graph(GraphArgs, GraphConveniences):
             if param in given:
                 raise GraphError(f"kernel {info.name!r}: parameter {param!r} is bound twice")
             given[param] = value
-        return self.insert(info, into=into, name=name, bindings=given)
+        return self._insert(info, None, into, name, given)
 
     # --- editing --------------------------------------------------------------------------------
 
@@ -357,6 +357,12 @@ class Graph(GraphArgs, GraphConveniences):
         info = kernel_info(kernel)
         if not info.dispatchable:
             raise KernelError(info.why_not)
+        return self._insert(info, index, into, name, bindings)
+
+    def _insert(
+        self, info: KernelInfo, index: int | None, into: Into, name: str | None, bindings: Mapping[str, Any] | None
+    ) -> str:
+        """:meth:`insert` for a kernel already found dispatchable."""
         resolved: dict[str, str | None] = {p.name: None for p in info.params}
         for param, value in (bindings or {}).items():
             info.param(param)

@@ -237,6 +237,8 @@ class GraphData:
         self._cache.clear()
         if kind not in _KEEPS_NAMES:  # _added() has recorded an added node's name; other edits drop the index
             self._names.clear()
+        if not self._observers:  # building 10**5 nodes with nobody listening makes no records
+            return
         change = GraphChange(kind, node, dict(detail or {}))
         for callback in list(self._observers):
             try:
