@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import networkx as nx
+
 from graphlab import locate
 from graphlab.errors import GraphError
 from graphlab.kernels import KernelInfo
@@ -57,6 +59,9 @@ class GraphData:
         self.version = 0
         self._cache: dict[str, Any] = {}
         self._names = locate.NameIndex()
+        #: The containment graph (:func:`graphlab.locate.containment`), kept like the name index: made
+        #: on demand, extended by an added node, dropped by any other edit that may change it.
+        self._tree: nx.DiGraph | None = None
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -237,6 +242,7 @@ class GraphData:
         self._cache.clear()
         if kind not in _KEEPS_NAMES:  # _added() has recorded an added node's name; other edits drop the index
             self._names.clear()
+            self._tree = None
         if not self._observers:  # building 10**5 nodes with nobody listening makes no records
             return
         change = GraphChange(kind, node, dict(detail or {}))
@@ -271,14 +277,22 @@ class GraphData:
     def _added(self, container: str | None, node: Node, node_id: str) -> str:
         """Record ``node``, just put into ``container``, and tell observers; returns its id."""
         self._names.add(container, node.name)
+        if self._tree is not None:
+            self._tree.add_edges_from((container or locate.TOP, sequence) for _, sequence in children(node))
         self._changed("node_added", node_id)
         return node_id
 
+    def _containment(self) -> nx.DiGraph:
+        """The containment graph, made once and kept while nodes are only added (see ``_tree``)."""
+        if self._tree is None:
+            self._tree = locate.containment(self._body, self._sequences)
+        return self._tree
+
     def _check_no_cycle(self, container: str | None, sequence: str) -> None:
-        locate.check_no_cycle(self._body, self._sequences, container, sequence)
+        locate.check_no_cycle(self._body, self._sequences, container, sequence, tree=self._containment())
 
     def _check_nesting(self, edges: Sequence[tuple[str | None, str]]) -> None:
-        locate.check_nesting(self._body, self._sequences, edges)
+        locate.check_nesting(self._body, self._sequences, edges, tree=self._containment())
 
     def _drop_unused_sequences(self, before: set[str]) -> None:
         """Drop definitions that were reachable before an edit and are not any more."""

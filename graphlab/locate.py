@@ -177,22 +177,34 @@ def reachable(top: Sequence[Node], sequences: Sequences) -> set[str]:
     return set(nx.descendants(containment(top, sequences), TOP))
 
 
-def check_no_cycle(top: Sequence[Node], sequences: Sequences, container: str | None, sequence: str) -> None:
-    """Refuse using ``sequence`` inside ``container`` when it would contain itself (GL015)."""
+def check_no_cycle(
+    top: Sequence[Node], sequences: Sequences, container: str | None, sequence: str, *, tree: nx.DiGraph | None = None
+) -> None:
+    """Refuse using ``sequence`` inside ``container`` when it would contain itself (GL015).
+
+    ``tree``: the :func:`containment` graph of this content, where the caller keeps one (it is read only).
+    """
     if container is None:
         return
-    tree = containment(top, sequences)
+    tree = containment(top, sequences) if tree is None else tree
     if container == sequence or (sequence in tree and nx.has_path(tree, sequence, container)):
         raise GraphError(f"GL015: sequence {sequence!r} cannot be used inside {container!r}: it would contain itself")
 
 
-def check_nesting(top: Sequence[Node], sequences: Sequences, edges: Sequence[tuple[str | None, str]]) -> None:
+def check_nesting(
+    top: Sequence[Node],
+    sequences: Sequences,
+    edges: Sequence[tuple[str | None, str]],
+    *,
+    tree: nx.DiGraph | None = None,
+) -> None:
     """Refuse an edit putting sequences inside containers (``None``: the top) past MAX_NESTING.
 
     Depth counts the sequences on one chain of containment, so a sequence defined but not used
-    yet counts as used at the top: attaching it anywhere only makes it deeper.
+    yet counts as used at the top: attaching it anywhere only makes it deeper. ``tree``: the
+    :func:`containment` graph of this content, where the caller keeps one (copied, not changed).
     """
-    tree = containment(top, sequences)
+    tree = containment(top, sequences) if tree is None else tree.copy()
     tree.add_edges_from((container or TOP, sequence) for container, sequence in edges)
     tree.remove_node(TOP)
     if not tree or not nx.is_directed_acyclic_graph(tree):  # check_no_cycle names a cycle

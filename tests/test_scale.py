@@ -74,6 +74,33 @@ def test_loading_a_graph_file_grows_linearly(ti_cpu):
     assert ratio < MAX_RATIO, f"loading 16,000 dispatches took {ratio:.1f}x the time of 4,000"
 
 
+def uses(count: int) -> gl.Graph:
+    """A one-dispatch sequence used ``count`` times at the top level (each use checked for cycles and depth)."""
+    g = gl.Graph("uses")
+    with g.sequence("body") as body:
+        body.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("a", ti.f32))
+    for _ in range(count - 1):
+        g.append("body")
+    return g
+
+
+def test_using_a_sequence_many_times_grows_linearly(ti_cpu):
+    ratio = growth(uses, 1_000)
+    assert ratio < MAX_RATIO, f"4,000 uses of a sequence took {ratio:.1f}x the time of 1,000"
+
+
+def test_cycles_and_depth_are_refused_between_many_uses(ti_cpu):
+    g = uses(500)
+    inner = g.sequence("inner", into="body#2")  # a use of 'inner' inside 'body'
+    inner.dispatch(fill, "x", "a")
+    with pytest.raises(gl.GraphError, match="GL015: sequence 'body' cannot be used inside 'inner'"):
+        g.append("body", into=inner)
+    g.remove("body#7")  # an edit other than adding: what was learnt about containment is dropped
+    with pytest.raises(gl.GraphError, match="GL015"):
+        g.append("body", into=inner)
+    assert g.append("inner") == "inner"  # at the top: no cycle
+
+
 def test_validating_many_args_and_dispatches_grows_linearly(ti_cpu):
     flat(4, args=4).validate()  # learns the kernels' reads and writes once (cached per kernel)
     graphs = {n: flat(n, args=n) for n in (500, 2_000)}
