@@ -265,7 +265,15 @@ class GraphData:
         return self._body if name is None else self._sequences[name]
 
     def _locate(self, node_id: str) -> tuple[str | None, int]:
-        return locate.locate(self.name, self._body, self._sequences, node_id)
+        return locate.locate(self.name, self._body, self._sequences, node_id, index_of=self._positions)
+
+    def _positions(self, container: str | None) -> Mapping[str, int]:
+        """Node names of a container to their indexes, kept until the next edit (one id lookup is O(1))."""
+        kept: dict[str | None, dict[str, int]] = self._cache.setdefault("positions", {})
+        found = kept.get(container)
+        if found is None:
+            found = kept[container] = locate.positions(self._container(container))
+        return found
 
     def _container_of_use(self, use_id: str | None) -> str | None:
         """The sequence definition a use id stands for (None: the top level)."""

@@ -74,6 +74,22 @@ def test_loading_a_graph_file_grows_linearly(ti_cpu):
     assert ratio < MAX_RATIO, f"loading 16,000 dispatches took {ratio:.1f}x the time of 4,000"
 
 
+def test_looking_up_every_node_grows_linearly(ti_cpu):
+    graphs = {n: flat(n) for n in (4_000, 16_000)}
+    ratio = growth(lambda n: [graphs[n].node(node_id) for node_id, _ in graphs[n].nodes()], 4_000)
+    assert ratio < MAX_RATIO, f"looking up 16,000 node ids took {ratio:.1f}x the time of 4,000"
+
+
+def test_node_lookups_follow_edits(ti_cpu):
+    g = flat(6)
+    assert g.node("fill#2").bindings == (("x", "x1"), ("v", "a"))
+    g.move("fill#2", 0)
+    g.rename("fill", "first")
+    assert g.node("fill#2") is g.body[0] and g.node("first") is g.body[2]
+    with pytest.raises(gl.GraphError, match="has no node 'fill'"):
+        g.node("fill")
+
+
 def uses(count: int) -> gl.Graph:
     """A one-dispatch sequence used ``count`` times at the top level (each use checked for cycles and depth)."""
     g = gl.Graph("uses")
