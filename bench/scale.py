@@ -5,7 +5,8 @@ Targets on this CPU (exit code 1 when one is missed):
 - 100,000 top-level dispatches: ``g.dispatch`` x 100,000, ``gl.loads`` of their file and
   ``g.validate()`` each under 2 s;
 - 10,000 dispatches: ``g.validate()`` and ``g.render()`` (Graphviz source and SVG) each <= 1 s;
-- 100,000 args bound across 1,000 dispatches: ``g.validate()`` and ``g.render()`` each under 2 s.
+- 100,000 args bound across 1,000 dispatches: ``g.validate()`` and ``g.render()`` each under 2 s;
+- 100,000 uses of one sequence (``g.append``) built under 2 s.
 
 Each row gives wall-clock and CPU time (this process and the ``dot`` it waits for, from
 ``os.times``); the targets are checked on CPU time, which is what the work costs on an idle machine
@@ -57,6 +58,16 @@ def flat(dispatches: int, args: int = 2) -> gl.Graph:
     return g
 
 
+def uses(count: int) -> gl.Graph:
+    """A one-dispatch sequence used ``count`` times at the top level."""
+    g = gl.Graph("uses")
+    with g.sequence("body") as body:
+        body.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("a", ti.f32))
+    for _ in range(count - 1):
+        g.append("body")
+    return g
+
+
 def timed(fn: Callable[[], Any], repeat: int, before: Callable[[], Any] = lambda: None) -> tuple[float, float]:
     """Median wall-clock and median CPU seconds (what the work costs, however many others share the cores)."""
     walls, cpus = [], []
@@ -105,6 +116,11 @@ def main() -> int:
     rows.append(
         (f"render {n:,} dispatches (DOT source)", timed(lambda: g.render().source, repeat, lambda: drop_cache(g)), 0)
     )
+
+    rows.append(
+        (f"look up every node id of {n:,} dispatches", timed(lambda: [g.node(i) for i, _ in g.nodes()], repeat), 0)
+    )
+    rows.append((f"build: {n:,} uses of one sequence", timed(lambda: uses(n), repeat), 2.0))
 
     small = flat(10_000)
     small.validate()
