@@ -62,6 +62,7 @@ class GraphData:
         #: The containment graph (:func:`graphlab.locate.containment`), kept like the name index: made
         #: on demand, extended by an added node, dropped by any other edit that may change it.
         self._tree: nx.DiGraph | None = None
+        self._tree_checked = False  # whether _tree as it is now was found within MAX_NESTING
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -242,7 +243,7 @@ class GraphData:
         self._cache.clear()
         if kind not in _KEEPS_NAMES:  # _added() has recorded an added node's name; other edits drop the index
             self._names.clear()
-            self._tree = None
+            self._tree, self._tree_checked = None, False
         if not self._observers:  # building 10**5 nodes with nobody listening makes no records
             return
         change = GraphChange(kind, node, dict(detail or {}))
@@ -286,7 +287,10 @@ class GraphData:
         """Record ``node``, just put into ``container``, and tell observers; returns its id."""
         self._names.add(container, node.name)
         if self._tree is not None:
-            self._tree.add_edges_from((container or locate.TOP, sequence) for _, sequence in children(node))
+            for _, sequence in children(node):
+                if not self._tree.has_edge(container or locate.TOP, sequence):
+                    self._tree.add_edge(container or locate.TOP, sequence)
+                    self._tree_checked = False
         self._changed("node_added", node_id)
         return node_id
 
@@ -300,7 +304,12 @@ class GraphData:
         locate.check_no_cycle(self._body, self._sequences, container, sequence, tree=self._containment())
 
     def _check_nesting(self, edges: Sequence[tuple[str | None, str]]) -> None:
-        locate.check_nesting(self._body, self._sequences, edges, tree=self._containment())
+        tree = self._containment()
+        if not all(tree.has_edge(container or locate.TOP, sequence) for container, sequence in edges):
+            locate.check_nesting(self._body, self._sequences, edges, tree=tree)
+        elif not self._tree_checked:  # another use of a sequence already there: the depth stays as checked
+            locate.check_nesting(self._body, self._sequences, [], tree=tree)
+            self._tree_checked = True
 
     def _drop_unused_sequences(self, before: set[str]) -> None:
         """Drop definitions that were reachable before an edit and are not any more."""

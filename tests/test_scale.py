@@ -13,9 +13,11 @@ from collections.abc import Callable
 
 import pytest
 import taichi as ti
+from test_graphfile_nesting import chain
 
 import graphlab as gl
 from graphlab.graphfile import dumps
+from graphlab.nesting import MAX_NESTING
 from graphlab.render import MAX_DRAWN_ARGS
 
 
@@ -115,6 +117,16 @@ def test_cycles_and_depth_are_refused_between_many_uses(ti_cpu):
     with pytest.raises(gl.GraphError, match="GL015"):
         g.append("body", into=inner)
     assert g.append("inner") == "inner"  # at the top: no cycle
+
+
+def test_depth_is_refused_after_many_uses_of_the_deepest_sequence(ti_cpu):
+    g, inner = chain(MAX_NESTING)
+    for _ in range(3):
+        g.append("s1", into="s0")  # uses already there: the containment does not change
+    g.define("leaf").dispatch(fill, "x", g.scalar("a", ti.f32))
+    with pytest.raises(gl.GraphError, match=f"would nest {MAX_NESTING + 1} deep"):
+        g.append("leaf", into=inner)
+    assert g.append("leaf", into="s0") == "s0/leaf"
 
 
 def test_validating_many_args_and_dispatches_grows_linearly(ti_cpu):
