@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pytest
 import taichi as ti
+from test_control_flow import halve, threshold
 from test_graphfile_nesting import chain
 
 import graphlab as gl
@@ -127,6 +128,31 @@ def test_depth_is_refused_after_many_uses_of_the_deepest_sequence(ti_cpu):
     with pytest.raises(gl.GraphError, match=f"would nest {MAX_NESTING + 1} deep"):
         g.append("leaf", into=inner)
     assert g.append("leaf", into="s0") == "s0/leaf"
+
+
+def decisions(count: int) -> gl.Graph:
+    """``count`` times: a dispatch that sets the flag, then a conditional on it; the last conditional
+    comes first, before anything sets the flag (one GL021); then a while loop whose body never writes
+    its flag (one GL023)."""
+    g = gl.Graph("decisions")
+    x, limit = g.ndarray("x", ti.f32, ndim=1), g.scalar("limit", ti.f32)
+    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
+    g.define("then").dispatch(halve, x)
+    g.cond(flag, "then", name="early")
+    for _ in range(count - 1):
+        g.dispatch(threshold, x, limit, flag)
+        g.cond(flag, "then")
+    g.loop("then", while_=flag, max_iter=4)
+    return g
+
+
+def test_conditionals_and_loops_are_checked_in_one_walk(ti_cpu):
+    decisions(2).validate()  # learns the kernels' reads and writes once
+    found = decisions(300).validate()
+    assert [(d.code, d.node) for d in found if d.severity == "error"] == [("GL021", "early"), ("GL023", "loop")]
+    graphs = {n: decisions(n) for n in (2_000, 8_000)}
+    ratio = growth(lambda n: (graphs[n].restore(graphs[n].snapshot()), graphs[n].validate()), 2_000)
+    assert ratio < MAX_RATIO, f"validating 8,000 conditionals took {ratio:.1f}x the time of 2,000"
 
 
 def test_validating_many_args_and_dispatches_grows_linearly(ti_cpu):
