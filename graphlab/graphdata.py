@@ -228,6 +228,13 @@ class GraphData:
         self._sequences = {name: list(body) for name, body in state.sequences}
         self._changed("restored")
 
+    def __getstate__(self) -> dict[str, Any]:
+        """For pickle and ``copy.deepcopy``: the content and observers, not what is derived from them
+        (the caches and indexes, some of them read-only views that cannot be pickled, are remade on demand)."""
+        state = dict(self.__dict__)
+        state.update(_cache={}, _names=locate.NameIndex(), _tree=None, _tree_checked=False)
+        return state
+
     def observe(self, callback: Callable[[GraphChange], None]) -> Callable[[], None]:
         """Call ``callback(change)`` after every edit; returns a function that unsubscribes."""
         self._observers.append(callback)

@@ -8,6 +8,8 @@ fix (``locate.unique_name`` read the whole body per insert; ``validate()`` walke
 The rest checks that the indexes behind it give the same answers as before after every kind of edit.
 """
 
+import copy
+import pickle
 import time
 from collections.abc import Callable
 
@@ -229,3 +231,14 @@ def test_args_body_and_sequences_are_read_only_snapshots(ti_cpu):
     assert "later" in g.args and len(g.body) == 3 and "empty" in g.sequences
     with pytest.raises(TypeError):
         g.args["x"] = g.args["x0"]  # type: ignore[index]
+
+
+def test_a_graph_with_its_caches_filled_still_pickles_and_copies(ti_cpu):
+    g = flat(6)
+    g.validate()
+    g.node("fill#2")
+    for twin in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g)):
+        assert dumps(twin) == dumps(g) and twin.args == g.args
+        assert twin.dispatch(fill, "x0", "a") == "fill#4"
+        assert twin.node("fill#4").bindings == (("x", "x0"), ("v", "a"))
+    assert "fill#4" not in {node.name for node in g.body}
