@@ -25,7 +25,7 @@ from graphlab.nodes import CONTROL, Cond, Dispatch, Loop, Node, children
 from graphlab.spec import Arg
 from graphlab.unroll import GraphSize, Step, measure, unroll
 
-#: Edits that leave the node names of every container as the name index has them.
+#: Edits after which the name index and the containment graph hold as kept (an added node updates both).
 _KEEPS_NAMES = frozenset(("node_added", "arg_added", "arg_changed"))
 
 
@@ -285,7 +285,7 @@ class GraphData:
 
     def _container_of_use(self, use_id: str | None) -> str | None:
         """The sequence definition a use id stands for (None: the top level)."""
-        return locate.container_of_use(self.name, self._body, self._sequences, use_id)
+        return locate.container_of_use(self.name, self._body, self._sequences, use_id, index_of=self._positions)
 
     def _unique(self, container: str | None, base: str) -> str:
         return self._names.unique(container, self._container(container), base)

@@ -99,24 +99,28 @@ def locate(
     raise GraphError(f"node id {node_id!r} names a branch, not a node")
 
 
-def node_at(graph: str, top: Sequence[Node], sequences: Sequences, node_id: str) -> Node:
+def node_at(
+    graph: str, top: Sequence[Node], sequences: Sequences, node_id: str, *, index_of: Positions | None = None
+) -> Node:
     """The node with this id (see :func:`locate`)."""
-    container, index = locate(graph, top, sequences, node_id)
+    container, index = locate(graph, top, sequences, node_id, index_of=index_of)
     return body_of(top, sequences, container)[index]
 
 
-def container_of_use(graph: str, top: Sequence[Node], sequences: Sequences, use_id: str | None) -> str | None:
+def container_of_use(
+    graph: str, top: Sequence[Node], sequences: Sequences, use_id: str | None, *, index_of: Positions | None = None
+) -> str | None:
     """The sequence definition a use id stands for (None: the top level)."""
     if use_id is None:
         return None
     if use_id.endswith(("/then", "/else")):
         parent, branch = use_id.rsplit("/", 1)
-        node = node_at(graph, top, sequences, parent)
+        node = node_at(graph, top, sequences, parent, index_of=index_of)
         for segment, sequence in children(node):
             if segment == f"{branch}/":
                 return sequence
         raise GraphError(f"{use_id!r}: {parent!r} has no {branch!r} branch")
-    node = node_at(graph, top, sequences, use_id)
+    node = node_at(graph, top, sequences, use_id, index_of=index_of)
     inner = children(node)
     if not inner or isinstance(node, Cond):
         what = "a dispatch" if not inner else "a conditional (name its branch: '.../then')"
