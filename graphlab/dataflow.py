@@ -21,8 +21,9 @@ write-after-write.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import networkx as nx
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 #: Short names for the flags of :class:`graphlab.access.AccessFlag` (its values are Taichi's).
 READ, WRITE = AccessFlag.READ, AccessFlag.WRITE
+_READ_BIT, _WRITE_BIT = int(READ), int(WRITE)
+_READ_OR_WRITE = _READ_BIT | _WRITE_BIT
 #: Dependency kinds, strongest first: read-after-write, write-after-read, write-after-write.
 HAZARDS = ("raw", "war", "waw")
 
@@ -67,11 +70,30 @@ class DataflowFacts:
 
     def readers(self, arg: str) -> list[str]:
         """Dispatch ids that read ``arg``."""
-        return [n for n, acc in self.args.items() if acc.get(arg, AccessFlag.NONE) & READ]
+        return list(self._by_arg.get(arg, ((), ()))[0])
 
     def writers(self, arg: str) -> list[str]:
         """Dispatch ids that write ``arg``."""
-        return [n for n, acc in self.args.items() if acc.get(arg, AccessFlag.NONE) & WRITE]
+        return list(self._by_arg.get(arg, ((), ()))[1])
+
+    @cached_property
+    def _by_arg(self) -> dict[str, tuple[list[str], list[str]]]:
+        """(readers, writers) of each arg, in program order, made in one pass on the first question.
+
+        Rules ask for every arg in turn; scanning all dispatches per question was args x dispatches.
+        The facts are complete when anyone asks (:func:`dataflow_facts` returns them finished).
+        """
+        index: dict[str, tuple[list[str], list[str]]] = {}
+        for node_id, accesses in self.args.items():
+            for arg, flags in accesses.items():
+                bits = int(flags)  # int arithmetic: enum.Flag operators cost a microsecond each
+                if bits & _READ_OR_WRITE:
+                    readers, writers = index.setdefault(arg, ([], []))
+                    if bits & _READ_BIT:
+                        readers.append(node_id)
+                    if bits & _WRITE_BIT:
+                        writers.append(node_id)
+        return index
 
 
 def kernel_accesses(
@@ -93,10 +115,13 @@ def kernel_reports(graph: Graph, access: str = "auto") -> dict[str, AccessReport
     if not kernels:
         return {}
     specs: dict[str, dict[str, object]] = {}
+    args = graph.args
+    seen: set[tuple[str, tuple[tuple[str, str | None], ...]]] = set()
     for _, node in graph.nodes():
-        if isinstance(node, Dispatch):
+        if isinstance(node, Dispatch) and (node.kernel.ref, node.bindings) not in seen:
+            seen.add((node.kernel.ref, node.bindings))  # the first dispatch of a kernel with these bindings decides
             for param, bound in node.bindings:
-                arg = graph.args.get(bound) if bound else None
+                arg = args.get(bound) if bound else None
                 if arg is not None and arg.kind == "ndarray":
                     specs.setdefault(node.kernel.ref, {}).setdefault(param, arg)
     return kernels_access([info.fn for info in kernels], source=access, arg_specs=specs)  # type: ignore[arg-type]
@@ -125,28 +150,42 @@ def assume_access(graph: Graph, access: str) -> None:
 def _compute_facts(graph: Graph, access: str) -> DataflowFacts:
     reports = kernel_reports(graph, access)
     facts = DataflowFacts(source={ref: report.source for ref, report in reports.items()})
+    # what a dispatch accesses depends only on its kernel and bindings: work it out once per pair, so
+    # 10**5 dispatches of a few kernels cost a few walks of the flags, not 10**5
+    known: dict[tuple[str, tuple[tuple[str, str | None], ...]], _DispatchAccess] = {}
     for node_id, node in graph.nodes():
         if not isinstance(node, Dispatch):
             continue
-        report = reports.get(node.kernel.ref)
-        known: Mapping[str, AccessFlag] = report if report is not None else {}
-        params = {p: known.get(p, AccessFlag.READ_WRITE) for p, _ in node.bindings}
-        facts.params[node_id] = params
-        merged: dict[str, AccessFlag] = {}
-        orders: dict[str, set[FirstAccess]] = {}
-        for param, bound in node.bindings:
-            if bound is not None and bound in graph.args and graph.args[bound].is_buffer:
-                flags = params.get(param, AccessFlag.READ_WRITE)
-                merged[bound] = merged.get(bound, AccessFlag.NONE) | flags
-                if flags:
-                    orders.setdefault(bound, set()).add(_first_access(graph, node, report, param, flags))
-        facts.args[node_id] = merged
-        # one buffer on two parameters (GL012): their accesses interleave in an order nobody knows
-        facts.first[node_id] = {a: o.pop() if len(o) == 1 else FirstAccess.MAY_READ for a, o in orders.items()}
-    facts.trace = list(_expand(graph, facts, None, "", ()))
-    for position, entry in enumerate(facts.trace):
-        facts.trace[position] = TraceEntry(position, entry.node_id, entry.args, entry.uses, entry.first)
+        key = (node.kernel.ref, node.bindings)
+        found = known.get(key)
+        if found is None:
+            found = known[key] = _dispatch_access(graph, node, reports.get(node.kernel.ref))
+        # dispatches with one kernel and bindings share these dicts: the facts are read, never edited
+        facts.params[node_id], facts.args[node_id], facts.first[node_id] = found
+    _expand(graph, facts, None, "", (), facts.trace)
     return facts
+
+
+#: One dispatch's access: by parameter, by arg (merged over parameters), and each arg's first access.
+_DispatchAccess = tuple[dict[str, AccessFlag], dict[str, AccessFlag], dict[str, FirstAccess]]
+
+
+def _dispatch_access(graph: Graph, node: Dispatch, report: AccessReport | None) -> _DispatchAccess:
+    """The access facts of one dispatch, from its kernel's report and its bindings."""
+    args = graph.args
+    known: Mapping[str, AccessFlag] = report if report is not None else {}
+    params = {p: known.get(p, AccessFlag.READ_WRITE) for p, _ in node.bindings}
+    merged: dict[str, AccessFlag] = {}
+    orders: dict[str, set[FirstAccess]] = {}
+    for param, bound in node.bindings:
+        if bound is not None and bound in args and args[bound].is_buffer:
+            flags = params.get(param, AccessFlag.READ_WRITE)
+            merged[bound] = merged.get(bound, AccessFlag.NONE) | flags
+            if flags:
+                orders.setdefault(bound, set()).add(_first_access(graph, node, report, param, flags))
+    # one buffer on two parameters (GL012): their accesses interleave in an order nobody knows
+    first = {a: o.pop() if len(o) == 1 else FirstAccess.MAY_READ for a, o in orders.items()}
+    return params, merged, first
 
 
 def _first_access(
@@ -173,27 +212,29 @@ def _declared_shape(graph: Graph, name: str | None) -> tuple[object, ...] | None
 
 
 def _expand(
-    graph: Graph, facts: DataflowFacts, container: str | None, prefix: str, uses: tuple[str, ...]
-) -> Iterator[TraceEntry]:
+    graph: Graph, facts: DataflowFacts, container: str | None, prefix: str, uses: tuple[str, ...], out: list[TraceEntry]
+) -> None:
+    """Append the trace of ``container`` to ``out``, each entry at its position in the whole trace."""
     body = graph.body if container is None else graph.sequences[container]
+    args = graph.args
     for node in body:
         node_id = f"{prefix}{node.name}"
         if isinstance(node, Dispatch):
-            yield TraceEntry(0, node_id, facts.args.get(node_id, {}), uses, facts.first.get(node_id, {}))
+            out.append(TraceEntry(len(out), node_id, facts.args.get(node_id, {}), uses, facts.first.get(node_id, {})))
         elif isinstance(node, SequenceUse):
             for _ in range(min(node.repeat, 2)):
-                yield from _expand(graph, facts, node.sequence, f"{node_id}/", (*uses, node_id))
+                _expand(graph, facts, node.sequence, f"{node_id}/", (*uses, node_id), out)
         elif isinstance(node, Cond):
             # the decision reads the flag; both branches are walked (which one runs is known only at run time)
-            yield TraceEntry(0, node_id, {node.flag: READ}, uses)
+            out.append(TraceEntry(len(out), node_id, {node.flag: READ}, uses))
             for segment, sequence in children(node):
-                yield from _expand(graph, facts, sequence, f"{node_id}/{segment}", (*uses, node_id))
+                _expand(graph, facts, sequence, f"{node_id}/{segment}", (*uses, node_id), out)
         elif isinstance(node, Loop):
             for _ in range(2):  # enough to see what one iteration carries into the next
-                yield from _expand(graph, facts, node.body, f"{node_id}/", (*uses, node_id))
+                _expand(graph, facts, node.body, f"{node_id}/", (*uses, node_id), out)
                 decision = node.while_ or node.count
-                if decision and graph.args.get(decision) is not None and graph.args[decision].is_buffer:
-                    yield TraceEntry(0, node_id, {decision: READ}, uses)
+                if decision and args.get(decision) is not None and args[decision].is_buffer:
+                    out.append(TraceEntry(len(out), node_id, {decision: READ}, uses))
 
 
 def dataflow_graph(graph: Graph, *, access: str = "auto") -> nx.DiGraph:

@@ -30,7 +30,7 @@ from graphlab.graphdata import GraphState as GraphState
 from graphlab.kernels import KernelInfo, kernel_info
 from graphlab.limits import MAX_REPEAT as MAX_REPEAT  # re-exported: it was defined here before limits.py
 from graphlab.limits import check_every_problem, repeat_problem
-from graphlab.locate import join, parent_id
+from graphlab.locate import join, parent_id, unique_name
 from graphlab.names import check_name, check_node_name
 from graphlab.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children, renamed, with_bindings
 from graphlab.spec import Arg
@@ -287,9 +287,7 @@ class Graph(GraphArgs, GraphConveniences):
 
     def _place(self, container: str | None, parent: str | None, node: Node) -> str:
         self._container(container).append(node)
-        node_id = join(parent, node.name)
-        self._changed("node_added", node_id)
-        return node_id
+        return self._added(container, node, join(parent, node.name))
 
     def _sequence_name(self, sequence: str | SequenceBuilder) -> str:
         seq_name = sequence.name if isinstance(sequence, SequenceBuilder) else sequence
@@ -345,7 +343,7 @@ class Graph(GraphArgs, GraphConveniences):
             if param in given:
                 raise GraphError(f"kernel {info.name!r}: parameter {param!r} is bound twice")
             given[param] = value
-        return self.insert(info, into=into, name=name, bindings=given)
+        return self._insert(info, None, into, name, given)
 
     # --- editing --------------------------------------------------------------------------------
 
@@ -362,6 +360,12 @@ class Graph(GraphArgs, GraphConveniences):
         info = kernel_info(kernel)
         if not info.dispatchable:
             raise KernelError(info.why_not)
+        return self._insert(info, index, into, name, bindings)
+
+    def _insert(
+        self, info: KernelInfo, index: int | None, into: Into, name: str | None, bindings: Mapping[str, Any] | None
+    ) -> str:
+        """:meth:`insert` for a kernel already found dispatchable."""
         resolved: dict[str, str | None] = {p.name: None for p in info.params}
         for param, value in (bindings or {}).items():
             info.param(param)
@@ -371,9 +375,7 @@ class Graph(GraphArgs, GraphConveniences):
         position = _check_index(index, len(body) + 1, "insert")
         node = Dispatch(self._unique(container, name or info.name), info, tuple(resolved.items()))
         body.insert(position, node)
-        node_id = join(parent, node.name)
-        self._changed("node_added", node_id)
-        return node_id
+        return self._added(container, node, join(parent, node.name))
 
     def remove(self, node_id: str) -> None:
         """Remove a node (a sequence use removes the definition too once nothing uses it)."""
@@ -463,7 +465,7 @@ class Graph(GraphArgs, GraphConveniences):
         self._check_nesting([(container, name), *inner])
         self._sequences[name] = list(members)
         body[indices[0] : indices[-1] + 1] = []
-        use = SequenceUse(self._unique(container, name), name, repeat)
+        use = SequenceUse(unique_name(body, name), name, repeat)  # the body changed: not the name index
         body.insert(indices[0], use)
         node_id = join(parent_id(node_ids[0]), use.name)
         self._changed("node_grouped", node_id, detail={"members": list(node_ids)})

@@ -12,7 +12,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
+
+import networkx as nx
 
 from graphlab import locate
 from graphlab.errors import GraphError
@@ -21,6 +24,9 @@ from graphlab.names import check_name
 from graphlab.nodes import CONTROL, Cond, Dispatch, Loop, Node, children
 from graphlab.spec import Arg
 from graphlab.unroll import GraphSize, Step, measure, unroll
+
+#: Edits after which the name index and the containment graph hold as kept (an added node updates both).
+_KEEPS_NAMES = frozenset(("node_added", "arg_added", "arg_changed"))
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,11 @@ class GraphData:
         self._observers: list[Callable[[GraphChange], None]] = []
         self.version = 0
         self._cache: dict[str, Any] = {}
+        self._names = locate.NameIndex()
+        #: The containment graph (:func:`graphlab.locate.containment`), kept like the name index: made
+        #: on demand, extended by an added node, dropped by any other edit that may change it.
+        self._tree: nx.DiGraph | None = None
+        self._tree_checked = False  # whether _tree as it is now was found within MAX_NESTING
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -66,18 +77,32 @@ class GraphData:
 
     @property
     def args(self) -> Mapping[str, Arg]:
-        """Declared args by name, in declaration order."""
-        return dict(self._args)
+        """Declared args by name, in declaration order (a read-only copy, kept until the next edit).
+
+        Kept, not copied per call: rules read ``graph.args`` once per node, and a copy of 10**5
+        args each time made validation scale as args x nodes.
+        """
+        cached = self._cache.get("args")
+        if cached is None:
+            cached = self._cache["args"] = MappingProxyType(dict(self._args))
+        return cached
 
     @property
     def body(self) -> tuple[Node, ...]:
-        """The top-level nodes in program order."""
-        return tuple(self._body)
+        """The top-level nodes in program order (kept until the next edit)."""
+        cached = self._cache.get("body")
+        if cached is None:
+            cached = self._cache["body"] = tuple(self._body)
+        return cached
 
     @property
     def sequences(self) -> Mapping[str, tuple[Node, ...]]:
-        """Sequence definitions by name."""
-        return {name: tuple(body) for name, body in self._sequences.items()}
+        """Sequence definitions by name (a read-only copy, kept until the next edit)."""
+        cached = self._cache.get("sequences")
+        if cached is None:
+            copied = {name: tuple(body) for name, body in self._sequences.items()}
+            cached = self._cache["sequences"] = MappingProxyType(copied)
+        return cached
 
     @property
     def kernels(self) -> list[KernelInfo]:
@@ -94,8 +119,14 @@ class GraphData:
         return self._container(container)[index]
 
     def nodes(self) -> Iterator[tuple[str, Node]]:
-        """Every node with its id, depth first in program order (each sequence use entered once)."""
-        yield from self._walk(None, "")
+        """Every node with its id, depth first in program order (each sequence use entered once).
+
+        The walk is kept until the next edit: validation asks for it once per rule.
+        """
+        cached = self._cache.get("nodes")
+        if cached is None:
+            cached = self._cache["nodes"] = tuple(self._walk(None, ""))
+        return iter(cached)
 
     def _walk(self, container: str | None, prefix: str) -> Iterator[tuple[str, Node]]:
         for node in self._container(container):
@@ -152,16 +183,31 @@ class GraphData:
         return self.size().dispatches
 
     def uses_of(self, arg_name: str) -> list[tuple[str, str]]:
-        """``(node id, parameter)`` pairs where ``arg_name`` is used (``flag``/``while``/``count`` for control)."""
-        uses = []
-        for node_id, node in self.nodes():
-            if isinstance(node, Dispatch):
-                uses += [(node_id, param) for param, bound in node.bindings if bound == arg_name]
-            elif isinstance(node, Cond) and node.flag == arg_name:
-                uses.append((node_id, "flag"))
-            elif isinstance(node, Loop) and arg_name in (node.while_, node.count):
-                uses.append((node_id, "while" if node.while_ == arg_name else "count"))
-        return uses
+        """``(node id, parameter)`` pairs where ``arg_name`` is used (``flag``/``while``/``count`` for control).
+
+        Read from an index of every arg's uses, made in one walk and kept until the next edit, so
+        asking for each of n args costs one walk, not n.
+        """
+        return list(self._uses().get(arg_name, ()))
+
+    def _uses(self) -> dict[str, list[tuple[str, str]]]:
+        """Every arg's uses, in program order (cached until the next edit)."""
+        cached = self._cache.get("uses")
+        if cached is None:
+            cached = self._cache["uses"] = {}
+            for node_id, node in self.nodes():
+                if isinstance(node, Dispatch):
+                    for param, bound in node.bindings:
+                        if bound is not None:
+                            cached.setdefault(bound, []).append((node_id, param))
+                elif isinstance(node, Cond):
+                    cached.setdefault(node.flag, []).append((node_id, "flag"))
+                elif isinstance(node, Loop):
+                    if node.while_ is not None:
+                        cached.setdefault(node.while_, []).append((node_id, "while"))
+                    if node.count is not None and node.count != node.while_:
+                        cached.setdefault(node.count, []).append((node_id, "count"))
+        return cached
 
     # --- undo support & observers ------------------------------------------------------------------
 
@@ -182,6 +228,13 @@ class GraphData:
         self._sequences = {name: list(body) for name, body in state.sequences}
         self._changed("restored")
 
+    def __getstate__(self) -> dict[str, Any]:
+        """For pickle and ``copy.deepcopy``: the content and observers, not what is derived from them
+        (the caches and indexes, some of them read-only views that cannot be pickled, are remade on demand)."""
+        state = dict(self.__dict__)
+        state.update(_cache={}, _names=locate.NameIndex(), _tree=None, _tree_checked=False)
+        return state
+
     def observe(self, callback: Callable[[GraphChange], None]) -> Callable[[], None]:
         """Call ``callback(change)`` after every edit; returns a function that unsubscribes."""
         self._observers.append(callback)
@@ -195,6 +248,11 @@ class GraphData:
     def _changed(self, kind: str, node: str | None = None, detail: Mapping[str, Any] | None = None) -> None:
         self.version += 1
         self._cache.clear()
+        if kind not in _KEEPS_NAMES:  # _added() has recorded an added node's name; other edits drop the index
+            self._names.clear()
+            self._tree, self._tree_checked = None, False
+        if not self._observers:  # building 10**5 nodes with nobody listening makes no records
+            return
         change = GraphChange(kind, node, dict(detail or {}))
         for callback in list(self._observers):
             try:
@@ -215,20 +273,50 @@ class GraphData:
         return self._body if name is None else self._sequences[name]
 
     def _locate(self, node_id: str) -> tuple[str | None, int]:
-        return locate.locate(self.name, self._body, self._sequences, node_id)
+        return locate.locate(self.name, self._body, self._sequences, node_id, index_of=self._positions)
+
+    def _positions(self, container: str | None) -> Mapping[str, int]:
+        """Node names of a container to their indexes, kept until the next edit (one id lookup is O(1))."""
+        kept: dict[str | None, dict[str, int]] = self._cache.setdefault("positions", {})
+        found = kept.get(container)
+        if found is None:
+            found = kept[container] = locate.positions(self._container(container))
+        return found
 
     def _container_of_use(self, use_id: str | None) -> str | None:
         """The sequence definition a use id stands for (None: the top level)."""
-        return locate.container_of_use(self.name, self._body, self._sequences, use_id)
+        return locate.container_of_use(self.name, self._body, self._sequences, use_id, index_of=self._positions)
 
     def _unique(self, container: str | None, base: str) -> str:
-        return locate.unique_name(self._container(container), base)
+        return self._names.unique(container, self._container(container), base)
+
+    def _added(self, container: str | None, node: Node, node_id: str) -> str:
+        """Record ``node``, just put into ``container``, and tell observers; returns its id."""
+        self._names.add(container, node.name)
+        if self._tree is not None:
+            for _, sequence in children(node):
+                if not self._tree.has_edge(container or locate.TOP, sequence):
+                    self._tree.add_edge(container or locate.TOP, sequence)
+                    self._tree_checked = False
+        self._changed("node_added", node_id)
+        return node_id
+
+    def _containment(self) -> nx.DiGraph:
+        """The containment graph, made once and kept while nodes are only added (see ``_tree``)."""
+        if self._tree is None:
+            self._tree = locate.containment(self._body, self._sequences)
+        return self._tree
 
     def _check_no_cycle(self, container: str | None, sequence: str) -> None:
-        locate.check_no_cycle(self._body, self._sequences, container, sequence)
+        locate.check_no_cycle(self._body, self._sequences, container, sequence, tree=self._containment())
 
     def _check_nesting(self, edges: Sequence[tuple[str | None, str]]) -> None:
-        locate.check_nesting(self._body, self._sequences, edges)
+        tree = self._containment()
+        if not all(tree.has_edge(container or locate.TOP, sequence) for container, sequence in edges):
+            locate.check_nesting(self._body, self._sequences, edges, tree=tree)
+        elif not self._tree_checked:  # another use of a sequence already there: the depth stays as checked
+            locate.check_nesting(self._body, self._sequences, [], tree=tree)
+            self._tree_checked = True
 
     def _drop_unused_sequences(self, before: set[str]) -> None:
         """Drop definitions that were reachable before an edit and are not any more."""

@@ -56,6 +56,9 @@ SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
 #: below the other, and buffers shared by all of them make dot's time grow steeply with the count
 #: (a flat 10,000-dispatch graph: 0.5 s with 40 drawn, 8 s with 60; bench/check_scale.py).
 MAX_DRAWN_NODES = 40
+#: Past this many args, only those the drawn nodes bind and the first others up to this count are
+#: drawn; the rest are folded into one node (10**5 args would give dot 10**5 nodes to lay out).
+MAX_DRAWN_ARGS = 40
 READ_COLOUR, WRITE_COLOUR, RW_COLOUR = "#1f77b4", "#d62728", "#9467bd"
 #: Edges of a drawing made without read/write facts (the analysis failed, or a file drawn without kernels).
 UNKNOWN_COLOUR = "#7f7f7f"
@@ -204,7 +207,10 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
     _add_body(graph, dot, None, "", marks, highlight, facts=facts)
     used = {b for _, n in graph.nodes() if isinstance(n, Dispatch) for _, b in n.bindings if b}
     inferred, relations = _shape_facts(graph)
-    for name, arg in graph.args.items():
+    drawn = set(_drawn_names(dot))
+    shown, folded = _args_to_draw(graph, drawn)
+    for name in shown:
+        arg = graph.args[name]
         label = f"{name}  {short_type(arg, inferred.get(name))}" + ("" if arg.role == "state" else f"\n{arg.role}")
         shape_kind = "cylinder" if arg.is_buffer else "note"
         full = "\n".join([*arg_declaration(arg, inferred.get(name)), *relations.get(name, [])])
@@ -212,7 +218,8 @@ def _program(graph: Graph, dot: Any, marks: dict, highlight: str | None, access:
         if name not in used:
             style.setdefault("style", "dashed")
         dot.node(_arg_node(name), label, shape=shape_kind, **style)
-    drawn = set(_drawn_names(dot))
+    if folded:
+        _fold_args(dot, folded)
     for node_id, node in graph.nodes():
         decided_by = node.flag if isinstance(node, Cond) else node.while_ if isinstance(node, Loop) else None
         if decided_by and node_id in drawn and decided_by in graph.args:
@@ -360,6 +367,48 @@ def _fold_rest(dot: Any, rest: Sequence[Any], prefix: str) -> str:
         tooltip=f"not drawn: {names}; group repeated dispatches into sequences to see them",
     )
     return fold_id
+
+
+def _args_to_draw(graph: Graph, drawn: set[str]) -> tuple[list[str], list[str]]:
+    """(args drawn, args folded), in declaration order: every arg a drawn node binds or decides on is
+    drawn (its edges need it), then others while fewer than :data:`MAX_DRAWN_ARGS` are."""
+    names = list(graph.args)
+    if len(names) <= MAX_DRAWN_ARGS:
+        return names, []
+    needed: set[str] = set()
+    for node_id, node in graph.nodes():
+        if node_id not in drawn:
+            continue
+        if isinstance(node, Dispatch):
+            needed.update(bound for _, bound in node.bindings if bound)
+        elif isinstance(node, Cond):
+            needed.add(node.flag)
+        elif isinstance(node, Loop) and node.while_:
+            needed.add(node.while_)
+    room = MAX_DRAWN_ARGS - len(needed & set(names))
+    shown, folded = [], []
+    for name in names:
+        if name in needed:
+            shown.append(name)
+        elif room > 0:
+            shown.append(name)
+            room -= 1
+        else:
+            folded.append(name)
+    return shown, folded
+
+
+def _fold_args(dot: Any, folded: Sequence[str]) -> None:
+    """One node standing for the args past :data:`MAX_DRAWN_ARGS` that no drawn node binds."""
+    names = ", ".join(folded[:5]) + (", ..." if len(folded) > 5 else "")
+    dot.node(
+        _arg_node("..."),
+        f"... {len(folded):,} more args",
+        shape="note",
+        style="dashed",
+        id="arg:...",
+        tooltip=f"not drawn (no drawn node binds them): {names}",
+    )
 
 
 def _shape_facts(graph: Graph) -> tuple[dict[str, str], dict[str, list[str]]]:

@@ -469,9 +469,11 @@ def graph_shape_relations(graph: "Graph") -> list[ShapeRelation]:
 
 def _relations(graph: "Graph") -> list[ShapeRelation]:
     found: dict[tuple[Any, ...], ShapeRelation] = {}
+    seen: set[tuple[Any, ...]] = set()  # a later dispatch of one kernel with the same bindings adds nothing
     for node_id, node in graph.nodes():
-        if not isinstance(node, Dispatch):
+        if not isinstance(node, Dispatch) or (node.kernel, node.bindings) in seen:
             continue
+        seen.add((node.kernel, node.bindings))
         bound = {param: arg for param, arg in node.bindings if arg is not None}
         ndims = {p: graph.args[a].ndim for p, a in bound.items() if a in graph.args and graph.args[a].kind == "ndarray"}
         for fact in kernel_shape_facts(node.kernel.fn):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
 from graphlab.graph import Dispatch
-from graphlab.kernels import Param
+from graphlab.kernels import KernelInfo, Param
 from graphlab.spec import Arg
 
 if TYPE_CHECKING:
@@ -41,46 +41,55 @@ def binding_problem(param: Param, arg: Arg) -> tuple[str, str] | None:
 def validate_bindings(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     """GL001, GL002, GL003: unbound parameters and bindings that do not fit."""
     args = graph.args
+    fits: set[tuple[KernelInfo, tuple[tuple[str, str | None], ...]]] = set()  # (kernel, bindings) found sound
     for node_id, node in ctx.node_ids:
-        if not isinstance(node, Dispatch):
+        if not isinstance(node, Dispatch) or (node.kernel, node.bindings) in fits:
             continue
-        for param in node.kernel.params:
-            if not param.graphable:
-                continue
-            bound = node.binding(param.name)
-            if bound is None:
-                yield Diagnostic(
-                    "GL001",
-                    "error",
-                    f"parameter {param.name!r} ({param.describe()}) is unbound",
-                    node_id,
-                    param.name,
-                    f"bind it: g.rebind({node_id!r}, {param.name!r}, arg)",
-                )
-                continue
-            arg = args.get(bound)
-            if arg is None:  # the model prevents this; a hand-edited state could still hold it
-                yield Diagnostic(
-                    "GL001",
-                    "error",
-                    f"parameter {param.name!r} is bound to undeclared arg {bound!r}",
-                    node_id,
-                    param.name,
-                    f"declare {bound!r} or rebind the parameter",
-                )
-                continue
-            problem = binding_problem(param, arg)
-            if problem:
-                code, reason = problem
-                yield Diagnostic(
-                    code,
-                    "error",
-                    f"{node.kernel.name}.{param.name} expects {param.describe()}; arg {arg.name!r} is "
-                    f"{arg.describe()}: {reason}",
-                    node_id,
-                    param.name,
-                    f"bind an arg declared as {param.describe()}, or change {arg.name!r}'s spec",
-                )
+        found = list(_binding_diagnostics(node_id, node, args))
+        if not found:  # 10**5 dispatches of a few kernels: check each (kernel, bindings) once
+            fits.add((node.kernel, node.bindings))
+        yield from found
+
+
+def _binding_diagnostics(node_id: str, node: Dispatch, args: Mapping[str, Arg]) -> Iterator[Diagnostic]:
+    """The binding diagnostics of one dispatch (the same for every dispatch of its kernel and bindings)."""
+    for param in node.kernel.params:
+        if not param.graphable:
+            continue
+        bound = node.binding(param.name)
+        if bound is None:
+            yield Diagnostic(
+                "GL001",
+                "error",
+                f"parameter {param.name!r} ({param.describe()}) is unbound",
+                node_id,
+                param.name,
+                f"bind it: g.rebind({node_id!r}, {param.name!r}, arg)",
+            )
+            continue
+        arg = args.get(bound)
+        if arg is None:  # the model prevents this; a hand-edited state could still hold it
+            yield Diagnostic(
+                "GL001",
+                "error",
+                f"parameter {param.name!r} is bound to undeclared arg {bound!r}",
+                node_id,
+                param.name,
+                f"declare {bound!r} or rebind the parameter",
+            )
+            continue
+        problem = binding_problem(param, arg)
+        if problem:
+            code, reason = problem
+            yield Diagnostic(
+                code,
+                "error",
+                f"{node.kernel.name}.{param.name} expects {param.describe()}; arg {arg.name!r} is "
+                f"{arg.describe()}: {reason}",
+                node_id,
+                param.name,
+                f"bind an arg declared as {param.describe()}, or change {arg.name!r}'s spec",
+            )
 
 
 RULE_FUNCTIONS = (validate_bindings,)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphlab.check.context import CheckContext
 from graphlab.dataflow import WRITE, TraceEntry
@@ -31,6 +31,7 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     written before the decision), GL023 (a while loop whose body never writes its flag), GL026 (a
     guarded body writing a texture)."""
     trace = ctx.dataflow.trace if any(isinstance(n, (Cond, Loop)) for _, n in ctx.node_ids) else []
+    flag_written, loop_writes = _trace_writes(ctx.node_ids, trace)
     for node_id, node in ctx.node_ids:
         if isinstance(node, Cond) or (isinstance(node, Loop) and node.while_ is not None):
             flag = node.flag if isinstance(node, Cond) else node.while_
@@ -47,8 +48,7 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
                 continue
         if isinstance(node, Cond):
-            decision = next(e.position for e in trace if e.node_id == node_id)
-            if not any(e.args.get(node.flag, 0) & WRITE for e in trace[:decision]):
+            if not flag_written.get(node_id, False):
                 yield Diagnostic(
                     "GL021",
                     "error",
@@ -58,8 +58,7 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                     "dispatch a kernel that writes the flag before the conditional",
                 )
         elif isinstance(node, Loop) and node.while_ is not None:
-            inside = f"{node_id}/"
-            if not any(e.node_id.startswith(inside) and e.args.get(node.while_, 0) & WRITE for e in trace):
+            if node.while_ not in loop_writes.get(node_id, ()):
                 yield Diagnostic(
                     "GL023",
                     "error",
@@ -73,7 +72,7 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             if problem is not None:  # g.loop() refuses it; a restored snapshot or an inserted node may not
                 fix = problem.split("; ", 1)[1]
                 yield Diagnostic("GL019", "error", f"loop {node_id!r}: {problem.split('; ', 1)[0]}", node_id, None, fix)
-            yield from _guarded_textures(graph, node_id, node, trace)
+            yield from _guarded_textures(graph, node_id, node, loop_writes.get(node_id, set()))
         elif isinstance(node, Loop) and node.count is not None:
             arg = graph.args.get(node.count)
             if arg is None or arg.kind != "scalar" or arg.dtype not in ("i32", "i64", "u32"):
@@ -88,12 +87,39 @@ def validate_control(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
 
 
-def _guarded_textures(graph: Graph, node_id: str, loop: Loop, trace: list[TraceEntry]) -> Iterator[Diagnostic]:
+def _trace_writes(
+    node_ids: list[tuple[str, Any]], trace: list[TraceEntry]
+) -> tuple[dict[str, bool], dict[str, set[str]]]:
+    """In one walk of the trace: whether each conditional's flag is written before it first decides,
+    and the args written inside each while loop's body (entries whose id is under the loop's).
+
+    Asking the trace per conditional or loop made validation conditionals x trace long.
+    """
+    cond_flags = {node_id: node.flag for node_id, node in node_ids if isinstance(node, Cond)}
+    loops = {node_id for node_id, node in node_ids if isinstance(node, Loop) and node.while_ is not None}
+    flag_written: dict[str, bool] = {}
+    loop_writes: dict[str, set[str]] = {}
+    written: set[str] = set()
+    for entry in trace:
+        if entry.node_id in cond_flags and entry.node_id not in flag_written:  # its first decision
+            flag_written[entry.node_id] = cond_flags[entry.node_id] in written
+        writes = [arg for arg, flags in entry.args.items() if flags & WRITE]
+        if not writes:
+            continue
+        written.update(writes)
+        if loops:
+            parts = entry.node_id.split("/")
+            for depth in range(1, len(parts)):
+                enclosing = "/".join(parts[:depth])
+                if enclosing in loops:
+                    loop_writes.setdefault(enclosing, set()).update(writes)
+    return flag_written, loop_writes
+
+
+def _guarded_textures(graph: Graph, node_id: str, loop: Loop, written: set[str]) -> Iterator[Diagnostic]:
     """GL026: a guarded loop copies what its body writes aside, which a texture's texels cannot be."""
     if not loop.guarded:
         return
-    inside = f"{node_id}/"
-    written = {arg for e in trace if e.node_id.startswith(inside) for arg, flags in e.args.items() if flags & WRITE}
     for name in sorted(a for a in written if a in graph.args and graph.args[a].kind in ("texture", "rw_texture")):
         yield Diagnostic(
             "GL026",

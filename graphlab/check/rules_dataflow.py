@@ -111,13 +111,17 @@ def _uninitialised(arg: str, node_id: str, *, certain: bool) -> Diagnostic:
 
 def validate_aliasing(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     """GL012: one buffer bound to two parameters of one dispatch while one of them is written."""
+    args, facts = graph.args, ctx.dataflow
     for node_id, node in ctx.node_ids:
         if not isinstance(node, Dispatch):
             continue
-        params = ctx.dataflow.params.get(node_id, {})
+        bound_args = [b for _, b in node.bindings if b is not None]
+        if len(set(bound_args)) == len(bound_args):  # no arg bound twice: nothing can alias
+            continue
+        params = facts.params.get(node_id, {})
         by_arg: dict[str, list[str]] = {}
         for param, bound in node.bindings:
-            if bound is not None and bound in graph.args and graph.args[bound].is_buffer:
+            if bound is not None and bound in args and args[bound].is_buffer:
                 by_arg.setdefault(bound, []).append(param)
         for arg, bound_params in by_arg.items():
             if len(bound_params) > 1 and any(params.get(p, AccessFlag.READ_WRITE) & WRITE for p in bound_params):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
+from graphlab.kernels import KernelInfo
 from graphlab.nodes import Dispatch, children
 
 if TYPE_CHECKING:
@@ -24,9 +25,12 @@ def validate_not_empty(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
             None,
             "add a dispatch with g.dispatch(kernel, ...)",
         )
+    sequences = graph.sequences
     for node_id, node in ctx.node_ids:
+        if isinstance(node, Dispatch):
+            continue
         for _, sequence in children(node):
-            if graph.sequences[sequence]:
+            if sequences[sequence]:
                 continue
             yield Diagnostic(
                 "GL013",
@@ -40,8 +44,12 @@ def validate_not_empty(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def validate_kernels(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     """GL005 and GL006: template/struct parameters; kernels returning a value."""
+    sound: set[KernelInfo] = set()  # kernels already found dispatchable and returning nothing
     for node_id, node in ctx.node_ids:
-        if not isinstance(node, Dispatch):
+        if not isinstance(node, Dispatch) or node.kernel in sound:
+            continue
+        if node.kernel.dispatchable and not node.kernel.returns:
+            sound.add(node.kernel)
             continue
         if not node.kernel.dispatchable:
             yield Diagnostic(
