@@ -175,6 +175,10 @@ def test_verify_notes_name_ti_random_and_the_causes_not_noise(tmp_path):
     assert "rho can vary from run to run because dispatch 'wall' races on 'rho'" in notes[1]
     assert notes[2].startswith("y: no random draw, float atomic add or race upstream")
     assert not any("atomically" in n for n in notes)  # no float atomics in this graph: not blamed
+    blamed = [n for n in notes if not n.startswith("y: no random draw")]
+    assert not any("float add" in n or "float atomic" in n for n in blamed)
+    [spread] = [n for n in notes if "differs from itself" in n]
+    assert "come from the thread order of a race, not from the export" in spread
 
 
 # --- the drawing and the widget ----------------------------------------------------------------------------

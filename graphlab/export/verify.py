@@ -74,9 +74,11 @@ GPU_NOTE = (
 )
 SPREAD_NOTE = (
     "Taichi's Python frontend run again on the same inputs differs from itself (column 'py vs py', max abs; "
-    "up to {spread:.2g} of an output's largest magnitude): differences of that size come from the order "
-    "of float additions, not from the export"
+    "up to {spread:.2g} of an output's largest magnitude): differences of that size come from {sources}, "
+    "not from the export"
 )
+#: What makes Python's own runs differ, by the kind of cause found upstream of the differing outputs.
+SPREAD_SOURCES = {"atomic": "the order of float atomic adds", "race": "the thread order of a race"}
 REPEATS_NOTE = (
     "Taichi's Python frontend run again on the same inputs gave the same bits (column 'py vs py' is 0), "
     "so no run-to-run noise was seen that would explain these differences"
@@ -620,7 +622,9 @@ def _notes(manifest: Manifest, report: VerifyReport, causes: Mapping[str, tuple[
     noise = [o.noise for o in others if o.noise is not None]
     spreads = [o.spread for o in others if o.spread is not None and np.isfinite(o.spread)]
     if any(n != 0 for n in noise):
-        notes.append(SPREAD_NOTE.format(spread=max(spreads, default=float("nan"))))
+        found = [SPREAD_SOURCES[k] for k in sorted(kinds) if k in SPREAD_SOURCES]
+        sources = " and ".join(found) or "what the graph's kernels do in parallel"
+        notes.append(SPREAD_NOTE.format(spread=max(spreads, default=float("nan")), sources=sources))
     elif noise and not report.passed:
         notes.append(REPEATS_NOTE)
     by_rtol = [
