@@ -15,10 +15,7 @@ from typing import Any, Literal
 
 from graphlab.errors import OutOfBoundsError
 
-__all__ = ["CHECKING", "BoundsCheck"]
-
-#: What the panel says while the checked run goes on (the front-end shows the same words).
-CHECKING = "checking bounds\u2026 (runs once in a child process)"
+__all__ = ["BoundsCheck"]
 
 State = Literal["idle", "checking", "passed", "failed"]
 
@@ -38,7 +35,7 @@ class BoundsCheck:
         self.state, self.error, self.found, self.seconds = "idle", None, None, 0.0
 
     def begin(self) -> None:
-        """A checked start begins (the panel shows :data:`CHECKING` until it ends)."""
+        """A checked start begins (the panel says "checking bounds..." until it ends)."""
         self.skip()
         self.state = "checking"
         self._started = time.perf_counter()
