@@ -344,7 +344,10 @@ export interface OutOfBoundsView {
  */
 export interface BoundsCheckView {
   state: "idle" | "checking" | "passed" | "failed";
-  /** Why the checked start failed (`OutOfBoundsError: ...` names the dispatch, arg and index); no session started. */
+  /**
+   * Why the checked start failed (`OutOfBoundsError: ...` names the dispatch, arg and index); no session
+   * started.
+   */
   error: string | null;
   /** Set when the failure is an index out of bounds. */
   out_of_bounds: OutOfBoundsView | null;

@@ -472,7 +472,8 @@ class BoundsCheckView(TypedDict):
 
     state: Literal["idle", "checking", "passed", "failed"]
     error: str | None
-    """Why the checked start failed (``OutOfBoundsError: ...`` names the dispatch, arg and index); no session started."""
+    """Why the checked start failed (``OutOfBoundsError: ...`` names the dispatch, arg and index); no session
+    started."""
     out_of_bounds: OutOfBoundsView | None
     """Set when the failure is an index out of bounds."""
     seconds: float
