@@ -66,8 +66,10 @@ class Panels:
         """Start a debug session on the editor's graph and show it (GraphlabError if it cannot start)."""
         from graphlab.debug import DebugOptions, DebugSession  # import cost: Taichi
 
-        run_values = dict(values) if values is not None else self.values
         given = {name: value for name, value in kwargs.items() if name not in _SESSION_OPTIONS}  # values by name
+        run_values = dict(values) if values is not None else self.values
+        if values is None and run_values is not None:  # values by name replace the editor's of that name
+            run_values = {name: value for name, value in run_values.items() if name not in given}
         if run_values is None and not given:
             raise PanelError(
                 "no run values to debug with: open the editor with gl.editor(g, values={...}), or call "

@@ -79,7 +79,8 @@ def test_debug_with_check_bounds_first_shows_the_out_of_bounds_index(lab, page, 
 
     # values that fit (a session started from Python makes them the editor's, then Stop): with the
     # option still ticked, the same click checks again and starts the session
-    nb.run_code("ed.debug(x=np.arange(8, dtype=np.float32), y=np.zeros(9, np.float32)) and None")
+    out = nb.run_code("_ = ed.debug(x=np.arange(8, dtype=np.float32), y=np.zeros(9, np.float32))")
+    assert nb.errors() == [], out
     start = w.locator("[data-debug=start]")
     expect(start).to_have_text("\u25a0 Stop", timeout=60_000)
     start.click()
