@@ -360,8 +360,11 @@ export class EditorApp implements Actions {
       this.groupRequest = null;
       this.groupForm.settle(reply.ok ? null : (reply.error ?? "the group edit was refused"));
     }
-    // a refused group is said in the form, where the name is typed (the banner shows Python's `error` trait too)
-    if (!reply.ok && !forForm && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
+    // a refused group is said in the form, where the name is typed (the banner shows Python's `error` trait too);
+    // a failed bounds check in the debug panel, which shows the trait's error (sent before the reply)
+    const checked = sent?.kind === "debug" && sent.action === "start" && sent.bounds === "check";
+    const inPanel = forForm || (checked && this.read("debugger").bounds.state === "failed");
+    if (!reply.ok && !inPanel && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
     if (reply.ok) this.localError = "";
     this.refresh(); // starts laying out the drawing the edit made, if it is here
     if (sent?.kind === "edit" && !this.editing()) {

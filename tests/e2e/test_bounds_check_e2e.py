@@ -72,6 +72,7 @@ def test_debug_with_check_bounds_first_shows_the_out_of_bounds_index(lab, page, 
     expect(w.locator(".gl-bounds-checking")).to_have_count(0)
     expect(w.locator("[data-debug=start]")).to_have_text("\u25b6 Debug")
     expect(w.locator(".gl-timeline")).to_be_hidden()
+    expect(w.locator(".gl-banner")).to_be_hidden()  # said once, in the panel
     nb.shot("bounds-check-01-out-of-bounds", w)
     assert python_value(nb, "[ed.session is None, ed.debugger['bounds']['state'], y.tolist()]") == [
         True, "failed", [0.0] * 8,
