@@ -14,6 +14,7 @@ import taichi as ti
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture: the editor's comm)
 
 import graphlab as gl
+from graphlab.widget import protocol
 
 V1 = ti.types.ndarray(dtype=ti.f32, ndim=1)
 
@@ -67,6 +68,7 @@ def test_a_checked_start_shows_the_out_of_bounds_index_and_opens_no_session(out_
     assert reply["ok"] is False and reply["request"] == 3
     assert ed.session is None and view["active"] is False and view["session"] == 0
     check = view["bounds"]
+    assert set(check) == set(protocol.BoundsCheckView.__annotations__), "the fields protocol.gen.ts declares"
     assert check["state"] == "failed"
     assert check["error"].startswith("OutOfBoundsError: bounds='check' of graph 'g': dispatch 'shift' (kernel shift)")
     assert "indexes arg 'y' (param 'y') at [8]" in check["error"] and "outside its shape (8,)" in check["error"]
