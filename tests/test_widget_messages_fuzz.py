@@ -147,6 +147,8 @@ _GOOD = {
     "rtol": st.floats(allow_nan=True, allow_infinity=True) | _small,
     "atol": st.floats(-1.0, 2e6) | _small,
     "timeout": st.floats(allow_nan=True, allow_infinity=True) | _small,
+    # never "check": a checked start runs a child process, seconds per example (test_widget_bounds.py runs it)
+    "bounds": st.sampled_from(["trust", "Check", "", "checked"]),
 }
 # Anything: real names of other fields, JSON of random shape, and bigger-than-allowed strings and lists.
 _plausible = st.sampled_from(["init", "step/axpy", "gone", "x", "value", "repetition", "add", "toggle", "", " ", 0, 1, -1])

@@ -335,6 +335,13 @@ def test_a_session_started_in_python_shows_in_the_panel(ed):
     assert ed.debugger["reason"] is None, "without the Stop the panel knows where, not why"
 
 
+def test_values_given_by_name_replace_the_editors_of_that_name(ed):
+    ed.debug(x=ti.Vector.ndarray(2, ti.f32, shape=32))  # the editor has an x of 64 already: no clash
+    assert ed.debugger["active"] and ed.inspect["buffer"] == "x" and ed.inspect["shape"] == [32]
+    debug(ed, "stop")
+    assert started(ed) is not None and ed.inspect["shape"] == [32], "the Debug button uses them next"
+
+
 def test_the_stop_a_cell_ends_with_says_why_the_session_stopped(ti_cpu):
     widget = gl.editor(particle_graph(with_poison=True), kernels=[], access="ast", values=values(at=2))
     session = widget.debug()

@@ -11,6 +11,7 @@
 
 import type { Cleanup, WidgetModel } from "./anywidget";
 import { suggestBindings } from "./bindingFilter";
+import { boundsOption } from "./boundsCheck";
 import { DebugBar, TimelineBar } from "./debugPanel";
 import { debugMarks } from "./debugMarks";
 import { argNodeId, badgesByNode } from "./diagnostics";
@@ -106,6 +107,8 @@ export class EditorApp implements Actions {
   private tab: PanelTab = "node";
   /** Panel requests in flight, by number: their kind (a kind's buttons wait while one is out). */
   private readonly busy = new Map<number, string>();
+  /** The Debug start's "check bounds first" option (kept across redraws, sent with each start). */
+  private checkBounds = false;
   private timeline: { graph: GraphView; timeline: Timeline } | null = null;
   private lastSession = 0;
   /** What the drawing's marks were last made from (they are redrawn only when it changes). */
@@ -253,6 +256,10 @@ export class EditorApp implements Actions {
       timeline,
       tab: this.tab,
       busy,
+      checkBounds: this.checkBounds,
+      checkingStart: [...this.pending.values()].some(
+        (m) => m.kind === "debug" && m.action === "start" && m.bounds === "check",
+      ),
     };
   }
 
@@ -353,8 +360,11 @@ export class EditorApp implements Actions {
       this.groupRequest = null;
       this.groupForm.settle(reply.ok ? null : (reply.error ?? "the group edit was refused"));
     }
-    // a refused group is said in the form, where the name is typed (the banner shows Python's `error` trait too)
-    if (!reply.ok && !forForm && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
+    // a refused group is said in the form, where the name is typed (the banner shows Python's `error` trait too);
+    // a failed bounds check in the debug panel, which shows the trait's error (sent before the reply)
+    const checked = sent?.kind === "debug" && sent.action === "start" && sent.bounds === "check";
+    const inPanel = forForm || (checked && this.read("debugger").bounds.state === "failed");
+    if (!reply.ok && !inPanel && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
     if (reply.ok) this.localError = "";
     this.refresh(); // starts laying out the drawing the edit made, if it is here
     if (sent?.kind === "edit" && !this.editing()) {
@@ -476,12 +486,17 @@ export class EditorApp implements Actions {
     const request = this.nextRequest++;
     if (action === "start") {
       this.tab = this.tab === "node" ? "debug" : this.tab;
-      this.sendPanel({ kind: "debug", request, action: "start" });
+      this.sendPanel({ kind: "debug", request, action: "start", bounds: boundsOption(this.checkBounds) });
       return;
     }
     const session = this.read("debugger");
     if (!session.active) return;
     this.sendPanel({ kind: "debug", request, action, session: session.session });
+  }
+
+  setCheckBounds(check: boolean): void {
+    this.checkBounds = check;
+    this.refresh();
   }
 
   goto(index: number): void {

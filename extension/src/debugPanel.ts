@@ -6,6 +6,7 @@
  * of the session but what the `debugger` trait says.
  */
 
+import { CHECKING, boundsStatus, boundsStatusElement, checkBoundsToggle } from "./boundsCheck";
 import { formatNum, formatSeconds } from "./colorScale";
 import { isArch, parseTimeout } from "./compareForm";
 import { Listeners, h, replaceChildren } from "./dom";
@@ -44,10 +45,11 @@ export const CONTROLS: readonly Control[] = [
 /** Shown while a debug session starts: the first start after `ti.init` or an edit compiles the graph's kernels. */
 const STARTING = "Starting the debugger\u2026 compiling the graph's kernels (the first start takes a few seconds)";
 
-/** The toolbar's debugger buttons: Debug (start/stop), then the controls. */
+/** The toolbar's debugger buttons: Debug (start/stop), its "check bounds first" option, then the controls. */
 export class DebugBar {
   readonly el: HTMLElement;
   private readonly start: HTMLButtonElement;
+  private readonly checkBounds: HTMLInputElement;
   private readonly buttons: HTMLButtonElement[];
   private readonly listeners = new Listeners();
 
@@ -55,19 +57,34 @@ export class DebugBar {
     this.start = this.actionButton("\u25b6 Debug", "", "start", () =>
       actions.debug(this.start.dataset.running ? "stop" : "start"),
     );
+    const toggle = checkBoundsToggle(this.listeners, (check) => actions.setCheckBounds(check));
+    this.checkBounds = toggle.input;
     this.buttons = CONTROLS.map((c) =>
       this.actionButton(c.text, `${c.title} (${keysFor(c.key)})`, c.action, () => actions.debug(c.action)),
     );
-    this.el = h("span", { class: "gl-debug-bar", role: "group", "aria-label": "Debugger" }, this.start, this.buttons);
+    this.el = h(
+      "span",
+      { class: "gl-debug-bar", role: "group", "aria-label": "Debugger" },
+      this.start,
+      toggle.label,
+      this.buttons,
+    );
   }
 
   update(state: ViewState): void {
     const debug = state.traits.debugger;
     const busy = state.busy.has("debug");
+    // the option applies to the next start: fixed while a session runs or a start is out
+    this.checkBounds.checked = state.checkBounds;
+    this.checkBounds.disabled = debug.active || busy;
     if (debug.active) {
       this.start.textContent = "\u25a0 Stop";
       this.start.dataset.running = "1";
       this.start.title = `End debug session ${debug.session} (${keysFor("debugStart")})`;
+    } else if (state.checkingStart) {
+      this.start.textContent = "Checking bounds\u2026";
+      delete this.start.dataset.running;
+      this.start.title = CHECKING;
     } else if (busy) {
       // a start in flight (the only debug request sent with no session): it compiles, so say so
       this.start.textContent = "Starting\u2026";
@@ -238,7 +255,7 @@ export class DebugSection implements Section {
 
   update(state: ViewState): void {
     const debug = state.traits.debugger;
-    const key = JSON.stringify([debug, state.anchor, state.busy.has("debug")]);
+    const key = JSON.stringify([debug, state.anchor, state.busy.has("debug"), state.checkBounds, state.checkingStart]);
     if (key === this.key) return;
     this.key = key;
     this.listeners.dispose();
@@ -249,6 +266,7 @@ export class DebugSection implements Section {
     }
     replaceChildren(
       this.el,
+      boundsStatusElement(boundsStatus(debug, state.checkingStart)),
       this.renderStop(debug),
       this.renderCompare(debug),
       this.renderDecisions(debug),
@@ -264,12 +282,17 @@ export class DebugSection implements Section {
     );
     const starting = state.busy.has("debug"); // with no session, the request out is a start
     start.disabled = starting;
-    if (starting) start.textContent = "Starting\u2026";
+    if (starting) start.textContent = state.checkingStart ? "Checking bounds\u2026" : "Starting\u2026";
+    const toggle = checkBoundsToggle(this.listeners, (check) => this.actions.setCheckBounds(check));
+    toggle.input.checked = state.checkBounds;
+    toggle.input.disabled = starting;
+    const bounds = boundsStatus(debug, state.checkingStart);
     return h(
       "div",
       {},
       h("h3", {}, "Debugger"),
-      starting ? h("p", { class: "gl-debug-starting", role: "status" }, STARTING) : null,
+      boundsStatusElement(bounds),
+      starting && bounds?.kind !== "checking" ? h("p", { class: "gl-debug-starting", role: "status" }, STARTING) : null,
       debug.ended
         ? h("p", { class: "gl-hint gl-debug-ended" }, `Session ${debug.session} ended: ${debug.ended}`)
         : null,
@@ -282,7 +305,7 @@ export class DebugSection implements Section {
         h("code", {}, "editor.debug(values)"),
         ").",
       ),
-      h("div", { class: "gl-actions" }, start),
+      h("div", { class: "gl-actions" }, start, toggle.label),
     );
   }
 

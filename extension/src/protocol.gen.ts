@@ -323,6 +323,37 @@ export interface CompareView {
   seconds: number;
 }
 
+/** The values of `graphlab.boundscheck.Bounds`. */
+export type Bounds = "trust" | "check";
+
+/** Where the checked run found an index out of bounds (the fields of `gl.OutOfBoundsError`). */
+export interface OutOfBoundsView {
+  /** The dispatch's node id (marked on the graph). */
+  node: string | null;
+  step: string | null;
+  arg: string | null;
+  param: string | null;
+  index: number[];
+  /** The arg's field dims in that run (null when unknown). */
+  shape: number[] | null;
+}
+
+/**
+ * The checked start (Debug with "check bounds first", `bounds="check"`): a run of the graph in a child
+ * process under Taichi's bounds checks before the session opens; `idle` when the last start was unchecked.
+ */
+export interface BoundsCheckView {
+  state: "idle" | "checking" | "passed" | "failed";
+  /**
+   * Why the checked start failed (`OutOfBoundsError: ...` names the dispatch, arg and index); no session
+   * started.
+   */
+  error: string | null;
+  /** Set when the failure is an index out of bounds. */
+  out_of_bounds: OutOfBoundsView | null;
+  seconds: number;
+}
+
 /** The `debugger` trait: the session the panel shows (`active` false when none runs). */
 export interface DebugView {
   /** Sessions are numbered from 1; panel messages name the number they were made for. */
@@ -348,6 +379,8 @@ export interface DebugView {
   decisions: DecisionView[];
   /** The last "Compare with..." of this session. */
   compare: CompareView;
+  /** The last start's bounds check (kept after a failed start, when no session runs). */
+  bounds: BoundsCheckView;
 }
 
 // --- the inspect panel: `inspect` and its three byte traits ------------------------------------------
@@ -657,6 +690,11 @@ export interface DebugStart {
   kind: "debug";
   request: number;
   action: "start";
+  /**
+   * `check`: run the graph once first in a child process under Taichi's bounds checks, and open no
+   * session if a dispatch indexes an ndarray out of bounds (`g.debug(..., bounds="check")`). Default: `"trust"`.
+   */
+  bounds?: Bounds;
 }
 
 /**

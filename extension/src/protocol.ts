@@ -68,6 +68,7 @@ export const EMPTY_DEBUG: DebugView = {
     error: null,
     seconds: 0,
   },
+  bounds: { state: "idle", error: null, out_of_bounds: null, seconds: 0 },
 };
 export const EMPTY_INSPECT: InspectView = { session: 0, buffer: null };
 export const EMPTY_EXPORT: ExportView = {

@@ -46,6 +46,10 @@ export interface ViewState {
   tab: PanelTab;
   /** A panel request in flight (its buttons wait), by kind. */
   busy: ReadonlySet<string>;
+  /** The Debug start's "check bounds first" option (sent as `bounds: "check"`). */
+  checkBounds: boolean;
+  /** A start with the bounds check is out (its reply not in yet): the panel says "Checking bounds...". */
+  checkingStart: boolean;
 }
 
 export interface Actions {
@@ -63,6 +67,8 @@ export interface Actions {
   dismissError(): void;
   /** A debugger control on the session shown (`start` uses the values the editor was given). */
   debug(action: DebugAction | "start"): void;
+  /** Set the Debug start's "check bounds first" option. */
+  setCheckBounds(check: boolean): void;
   /** Travel to a position of the timeline. */
   goto(index: number): void;
   /** Run the session's graph here and on `against` (an arch or an exported module's folder); stop before the first divergence. */

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import GraphlabError
+from graphlab.widget.checking import BoundsCheck
 from graphlab.widget.comparing import CompareRun, idle_view
 from graphlab.widget.inspection import (
     NO_PICTURE,
@@ -158,6 +159,8 @@ class DebugPanel:
         self.page = 0
         self._seen: tuple[Any, ...] | None = None
         self.comparison = CompareRun()
+        self.bounds = BoundsCheck()
+        """The last start's bounds check (Debug with "check bounds first"); kept when that start failed."""
 
     # --- the session ----------------------------------------------------------------------------
 
@@ -352,7 +355,12 @@ class DebugPanel:
     def view(self) -> dict[str, Any]:
         """The ``debugger`` trait (``DebugView``)."""
         s = self.session
-        base: dict[str, Any] = {"session": self.number, "active": s is not None, "ended": self.ended}
+        base: dict[str, Any] = {
+            "session": self.number,
+            "active": s is not None,
+            "ended": self.ended,
+            "bounds": self.bounds.view(),
+        }
         if s is None:
             return base | IDLE
         stop = self.stop

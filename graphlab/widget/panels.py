@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
+#: ``start``'s keywords that are the session's options, not run values by name (``DebugSession``'s).
+_SESSION_OPTIONS = ("bounds", "options")
+
+
 class PanelRefusedError(Exception):
     """A panel message was refused; ``str()`` says why (shown in the widget's banner)."""
 
@@ -62,21 +66,42 @@ class Panels:
         """Start a debug session on the editor's graph and show it (GraphlabError if it cannot start)."""
         from graphlab.debug import DebugOptions, DebugSession  # import cost: Taichi
 
+        given = {name: value for name, value in kwargs.items() if name not in _SESSION_OPTIONS}  # values by name
         run_values = dict(values) if values is not None else self.values
-        if run_values is None and not kwargs:
+        if values is None and run_values is not None:  # values by name replace the editor's of that name
+            run_values = {name: value for name, value in run_values.items() if name not in given}
+        if run_values is None and not given:
             raise PanelError(
                 "no run values to debug with: open the editor with gl.editor(g, values={...}), or call "
                 "editor.debug(x=..., ...) in a cell"
             )
         args = self.editor.model.args
         sizes = set(dim_names(args.values()))  # dims by name (m=64) size temps, as in g.debug(): kept too
-        named = {name: value for name, value in kwargs.items() if name in args or name in sizes}
+        named = {name: value for name, value in given.items() if name in args or name in sizes}
         kwargs.setdefault("options", DebugOptions(stats_on_stop=False))
-        session = DebugSession(self.editor.model, run_values, **kwargs)
+        session = self._checked_start(lambda: DebugSession(self.editor.model, run_values, **kwargs), kwargs)
         if values is not None or named:
             # the session's values become the editor's: Export (and the Debug button) use them next
             self.values = {**(run_values or {}), **named}
         self.attach(session)
+        return session
+
+    def _checked_start(self, open_session: Callable[[], DebugSession], kwargs: Mapping[str, Any]) -> DebugSession:
+        """Open the session; with ``bounds="check"`` the panel says "checking bounds..." while the child run
+        goes on (seconds), then shows its outcome: an ``OutOfBoundsError`` stays in the panel, no session opens."""
+        bounds = self.debug.bounds
+        if kwargs.get("bounds", "trust") != "check":
+            bounds.skip()
+            return open_session()
+        bounds.begin()
+        self.publish_debugger()  # sent now: the check below holds this thread for seconds
+        try:
+            session = open_session()
+        except Exception as exc:
+            bounds.failed(exc)
+            self.publish_debugger()
+            raise
+        bounds.passed()
         return session
 
     def attach(self, session: DebugSession) -> None:
@@ -136,7 +161,7 @@ class Panels:
                 self._export(message)
                 return
             if message.kind == "debug" and message.op == "start":
-                self.start()
+                self.start(bounds=message["bounds"])
                 return
             self.debug.require(message["session"])
             if message.kind == "debug":

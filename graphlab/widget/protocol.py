@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+from graphlab.boundscheck import Bounds
 from graphlab.diagnostics import Severity
 from graphlab.spec import ArgKind, Role
 from graphlab.widget.inspection import PictureKind
@@ -75,6 +76,9 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "WatchView",
     "DivergenceView",
     "CompareView",
+    "Bounds",
+    "OutOfBoundsView",
+    "BoundsCheckView",
     "DebugView",
     # the inspect panel: `inspect` and its three byte traits
     "PictureKind",
@@ -449,6 +453,32 @@ class CompareView(TypedDict):
     seconds: float
 
 
+class OutOfBoundsView(TypedDict):
+    """Where the checked run found an index out of bounds (the fields of ``gl.OutOfBoundsError``)."""
+
+    node: str | None
+    """The dispatch's node id (marked on the graph)."""
+    step: str | None
+    arg: str | None
+    param: str | None
+    index: list[int]
+    shape: list[int] | None
+    """The arg's field dims in that run (null when unknown)."""
+
+
+class BoundsCheckView(TypedDict):
+    """The checked start (Debug with "check bounds first", ``bounds="check"``): a run of the graph in a child
+    process under Taichi's bounds checks before the session opens; ``idle`` when the last start was unchecked."""
+
+    state: Literal["idle", "checking", "passed", "failed"]
+    error: str | None
+    """Why the checked start failed (``OutOfBoundsError: ...`` names the dispatch, arg and index); no session
+    started."""
+    out_of_bounds: OutOfBoundsView | None
+    """Set when the failure is an index out of bounds."""
+    seconds: float
+
+
 class DebugView(TypedDict):
     """The ``debugger`` trait: the session the panel shows (``active`` false when none runs)."""
 
@@ -475,6 +505,8 @@ class DebugView(TypedDict):
     """The latest control-flow decisions up to the position (graphs with loops or conditionals)."""
     compare: CompareView
     """The last "Compare with..." of this session."""
+    bounds: BoundsCheckView
+    """The last start's bounds check (kept after a failed start, when no session runs)."""
 
 
 # --- the inspect panel: `inspect` and its three byte traits --------------------------------------------
@@ -801,6 +833,9 @@ class DebugStart(TypedDict):
     kind: Literal["debug"]
     request: int
     action: Literal["start"]
+    bounds: NotRequired[Annotated[Bounds, Default("trust")]]
+    """``check``: run the graph once first in a child process under Taichi's bounds checks, and open no
+    session if a dispatch indexes an ndarray out of bounds (``g.debug(..., bounds="check")``)."""
 
 
 class DebugControl(TypedDict):
