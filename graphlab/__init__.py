@@ -28,12 +28,14 @@ from graphlab.errors import (
     StaleGraphError,
     ToolMissingError,
 )
-from graphlab.graph import Graph, GraphChange, SequenceBuilder, Step
+from graphlab.graph import Graph, SequenceBuilder
+from graphlab.graphdata import GraphChange
 from graphlab.graphfile import load as _load
 from graphlab.graphfile import loads as _loads
 from graphlab.kernels import KernelInfo, KernelRegistry, Param, kernel_info
 from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
 from graphlab.spec import Arg
+from graphlab.unroll import Step
 
 __all__ = [
     "Arg",

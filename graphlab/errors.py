@@ -77,6 +77,15 @@ class OutOfBoundsError(GraphRunError):
 
 
 class ReplayError(GraphlabError, RuntimeError):
+    """Running dispatches again, to get back a state they made before, failed or came out otherwise.
+
+    The base of every replay failure, so ``except gl.ReplayError`` catches them all: a guarded
+    loop's (:class:`GuardedLoopReplayError`) and the debugger's rebuilding of a past step
+    (:class:`graphlab.debug.RebuildError`).
+    """
+
+
+class GuardedLoopReplayError(ReplayError):
     """A guarded loop's replay did not clear its flag as the first run did: the body is not safe to repeat."""
 
 

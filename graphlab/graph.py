@@ -20,23 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
-from graphlab.conveniences import AccessSource as AccessSource
 from graphlab.conveniences import GraphConveniences
-from graphlab.conveniences import RenderView as RenderView
 from graphlab.errors import GraphError, KernelError
 from graphlab.graphargs import GraphArgs
-from graphlab.graphdata import GraphChange as GraphChange
-from graphlab.graphdata import GraphState as GraphState
 from graphlab.kernels import KernelInfo, kernel_info
-from graphlab.limits import MAX_REPEAT as MAX_REPEAT  # re-exported: it was defined here before limits.py
 from graphlab.limits import check_every_problem, repeat_problem
 from graphlab.locate import join, parent_id, unique_name
 from graphlab.names import check_name, check_node_name
 from graphlab.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children, renamed, with_bindings
 from graphlab.spec import Arg
-from graphlab.unroll import GraphSize as GraphSize
-from graphlab.unroll import Step as Step
-from graphlab.unroll import too_many_dispatches as too_many_dispatches
 
 Into = Union[str, "SequenceBuilder", None]
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from graphlab.errors import GraphError, GraphFileError, KernelError
 from graphlab.fileio import FileTooLargeError, atomic_write_text, read_limited
-from graphlab.graph import Graph, GraphState, Into, SequenceBuilder
+from graphlab.graph import Graph, Into, SequenceBuilder
+from graphlab.graphdata import GraphState
 from graphlab.kernels import KernelRegistry, KernelSource
 from graphlab.limits import (
     MAX_ELEMENT_AXES,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from graphlab import ids
-from graphlab.errors import GraphError, ReplayError
+from graphlab.errors import GraphError, GuardedLoopReplayError
 from graphlab.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children
 
 if TYPE_CHECKING:
@@ -545,7 +545,7 @@ class _PlanRunner:
             self.run(op.body)
             if not int(self.read_flag(op.while_)):
                 return start + step
-        raise ReplayError(
+        raise GuardedLoopReplayError(
             f"guarded loop {op.node_id!r}: its flag read 0 after iteration {start + group}, but replaying "
             f"iterations {start + 1}-{start + group} from the saved buffers never cleared it, so the body is not "
             "safe to repeat (ti.random, atomics in another order, or state outside the graph's args). "

@@ -49,10 +49,10 @@ _FLOAT_INT_LIMIT = int(np.finfo(np.float64).max)  # a larger int cannot become a
 
 
 __all__ = [
+    "ArgLike",
     "PreparedRun",
     "Problem",
     "ValueChecker",
-    "ValueSpec",
     "array_problem",
     "dims_problem",
     "number_problem",
@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 
-class ValueSpec(Protocol):
+class ArgLike(Protocol):
     """What a value is checked against: a :class:`graphlab.spec.Arg`, or an arg read from manifest.json."""
 
     @property
@@ -84,12 +84,12 @@ class Problem(NamedTuple):
     fix: str
 
 
-def numpy_dtype(arg: ValueSpec) -> np.dtype[Any]:
+def numpy_dtype(arg: ArgLike) -> np.dtype[Any]:
     """The numpy dtype of an arg's values."""
     return np.dtype(NUMPY_DTYPES[arg.dtype or "f32"])
 
 
-def array_problem(arg: ValueSpec, value: np.ndarray) -> Problem | None:
+def array_problem(arg: ArgLike, value: np.ndarray) -> Problem | None:
     """Why a numpy array cannot be ``arg``'s buffer (dtype exactly, ndim and element shape), or None."""
     want = numpy_dtype(arg)
     if value.dtype != want:
@@ -102,7 +102,7 @@ def array_problem(arg: ValueSpec, value: np.ndarray) -> Problem | None:
     return None
 
 
-def shape_pattern(arg: ValueSpec) -> str:
+def shape_pattern(arg: ArgLike) -> str:
     """The shape an arg's numpy value takes, for a person: ``(n, 2)`` is n (any size if undeclared)
     vec2 elements; axes nobody named show as ``_`` (any size), ``()`` is a 0-d ndarray's one element.
     """
@@ -111,7 +111,7 @@ def shape_pattern(arg: ValueSpec) -> str:
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
-def number_problem(arg: ValueSpec, low: float, high: float, *, floating: bool) -> Problem | None:
+def number_problem(arg: ArgLike, low: float, high: float, *, floating: bool) -> Problem | None:
     """Why numbers from ``low`` to ``high`` (``floating``: given as floats) cannot be an int arg's, or None.
 
     A float arg takes any number. An int arg refuses floats, as Taichi does, and values out of its

@@ -220,7 +220,7 @@ def test_a_warm_process_given_another_graph_rebuilds_it_in_place(ti_cpu):
         found = []
         for reps in (5, 9):
             mine = DebugSession(late_graph(reps), {"x": x, "y": ti.ndarray(ti.f32, N), "w": ti.ndarray(ti.f32, N)})
-            divergence = compare_runs(mine, mine._timeline_view(), dict(mine.buffers), "vulkan", children=pool)
+            divergence = compare_runs(mine, mine._steps_view(), dict(mine.buffers), "vulkan", children=pool)
             assert divergence is not None
             found.append((divergence.index, divergence.step_id, pool.pid("vulkan")))
         (first, step_a, pid_a), (second, step_b, pid_b) = found

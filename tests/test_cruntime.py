@@ -72,6 +72,13 @@ def test_run_updates_the_callers_arrays_in_place(exported):
     np.testing.assert_array_equal(y, inputs["y"] * np.float32(3))
 
 
+def test_a_module_graph_is_not_called_graph(exported):
+    with load_module(exported) as module:
+        scale = module.graphs["scale"]
+        assert isinstance(scale, cruntime.ModuleGraph) and not hasattr(cruntime, "Graph")
+        assert repr(scale).startswith("<ModuleGraph 'scale'(")
+
+
 def test_unknown_graph_name_lists_the_graphs(exported):
     with load_module(exported) as module, pytest.raises(UnknownGraphError, match="'updat'.*'update'") as info:
         module.graphs["updat"]

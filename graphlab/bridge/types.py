@@ -31,7 +31,7 @@ from graphlab.spec import DTYPES, NUMPY_DTYPES
 
 __all__ = [
     "AnnotationSpec",
-    "ValueSpec",
+    "ValueDescription",
     "annotation_kind",
     "annotation_spec",
     "describe_value",
@@ -230,7 +230,7 @@ def _open_split(dtype: Any) -> tuple[str | None, tuple[int, ...] | None]:
 
 # --- values ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ValueSpec:
+class ValueDescription:
     """What a run value is, in the model's terms."""
 
     kind: str  # "ndarray", "matrix", "texture", "other"
@@ -244,16 +244,16 @@ def is_ndarray(value: Any) -> bool:
     return isinstance(value, Ndarray)
 
 
-def describe_value(value: Any) -> ValueSpec:
+def describe_value(value: Any) -> ValueDescription:
     """Inspect a value passed to ``run`` (or ``arg_like``) without copying it."""
     if isinstance(value, Ndarray):
-        return ValueSpec("ndarray", str(value.dtype), tuple(value.shape), tuple(value.element_shape))
+        return ValueDescription("ndarray", str(value.dtype), tuple(value.shape), tuple(value.element_shape))
     if isinstance(value, Texture):
-        return ValueSpec("texture", None, tuple(getattr(value, "shape", ()) or ()))
+        return ValueDescription("texture", None, tuple(getattr(value, "shape", ()) or ()))
     if isinstance(value, ti.Matrix):
         shape = (value.n,) if value.ndim == 1 else (value.n, value.m)
-        return ValueSpec("matrix", None, (), shape)
-    return ValueSpec("other")
+        return ValueDescription("matrix", None, (), shape)
+    return ValueDescription("other")
 
 
 def texture_format(value: Any) -> str | None:

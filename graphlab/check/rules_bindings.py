@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
-from graphlab.graph import Dispatch
 from graphlab.kernels import KernelInfo, Param
+from graphlab.nodes import Dispatch
 from graphlab.spec import Arg
 
 if TYPE_CHECKING:

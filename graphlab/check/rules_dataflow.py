@@ -9,7 +9,7 @@ from graphlab.access import AccessFlag, FirstAccess
 from graphlab.check.context import CheckContext
 from graphlab.dataflow import READ, WRITE
 from graphlab.diagnostics import Diagnostic
-from graphlab.graph import Dispatch
+from graphlab.nodes import Dispatch
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph

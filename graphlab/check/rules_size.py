@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from graphlab.check.context import CheckContext
 from graphlab.diagnostics import Diagnostic
-from graphlab.graph import too_many_dispatches
 from graphlab.limits import MAX_EXPANDED, MAX_UNROLLED
+from graphlab.unroll import too_many_dispatches
 
 if TYPE_CHECKING:
     from graphlab.graph import Graph

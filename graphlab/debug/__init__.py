@@ -29,7 +29,7 @@ from graphlab.debug.report import (
     Stop,
     StopStats,
 )
-from graphlab.debug.session import DebugError, DebugOptions, DebugSession, ReplayError
+from graphlab.debug.session import DebugError, DebugOptions, DebugSession, RebuildError
 from graphlab.debug.timing import LoopTime, NodeTime, SegmentTime, StepTime, TimingReport
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
     "ParityRow",
     "Position",
     "RandomReplayWarning",
-    "ReplayError",
+    "RebuildError",
     "SegmentTime",
     "SnapshotUsage",
     "StaleViewError",

@@ -47,7 +47,7 @@ __all__ = [
     "Divergence",
     "ModuleLike",
     "Progress",
-    "Timeline",
+    "StepsView",
     "compare_module",
     "compare_runs",
     "flag_buffers",
@@ -209,7 +209,7 @@ def buffer_divergence(name: str, a: np.ndarray, b: np.ndarray, d: _Diff, element
 class _Search:
     """Both sides, stepped in lock step; ``mine`` is the session whose table names the steps."""
 
-    mine: Timeline
+    mine: StepsView
     sides: tuple[Side, Side]
     rtol: float
     atol: float
@@ -361,9 +361,9 @@ def flag_buffers(graph: Graph, canonical: Mapping[str, str]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Timeline:
+class StepsView:
     """What the search reads of this side's session: its steps (``table``), ``known(k)`` (whether step
-    ``k`` exists, recording the timeline up to it), ``ordered(names)`` (buffers in arg order) and the
+    ``k`` exists, recording the steps up to it), ``ordered(names)`` (buffers in arg order) and the
     flag buffer each control node reads (``flags``)."""
 
     table: StepTable
@@ -374,7 +374,7 @@ class Timeline:
 
 def compare_runs(
     mine: DebugSession,
-    timeline: Timeline,
+    view: StepsView,
     start: Mapping[str, Any],
     against: str,
     *,
@@ -409,7 +409,7 @@ def compare_runs(
         with pool.lease(graph, against, start, threads, timeout, keep=keep) as other:
             sides = (LocalSide(mine), other)
             search = _Search(
-                timeline, sides, rtol, atol, max(1, stride or STRIDE), element_ndim, flags=timeline.flags,
+                view, sides, rtol, atol, max(1, stride or STRIDE), element_ndim, flags=view.flags,
                 progress=progress, random=random_dispatches(graph),
             )  # fmt: skip
             return search.run()
@@ -434,7 +434,7 @@ class ModuleLike(Protocol):
 
 def compare_module(
     mine: DebugSession,
-    timeline: Timeline,
+    view: StepsView,
     runner: ModuleLike,
     *,
     rtol: float = 0.0,
@@ -454,7 +454,7 @@ def compare_module(
         progress("running the module", 0.0)
     events, theirs = runner.run_deployed()
     mine.continue_()
-    table = timeline.table
+    table = view.table
     end = table.count
     for a, b in itertools.zip_longest(mine.events, events):
         if a != b:
@@ -465,7 +465,7 @@ def compare_module(
                 "control", archs, end, None, None, rtol=rtol, atol=atol, control_node=first.node, decisions=said
             )
     # the module keeps its temps inside (slots shared): compare them only when replaying dispatch by dispatch
-    names = [n for n in timeline.ordered(set(table.written)) if mine.graph.args[n].role != "temp"]
+    names = [n for n in view.ordered(set(table.written)) if mine.graph.args[n].role != "temp"]
     buffers = mine.buffers
     at_end = _first_differing(names, {n: buffers[n].to_numpy() for n in names}, theirs, rtol, atol)
     if at_end is None:
@@ -479,7 +479,7 @@ def compare_module(
         mine.step()
         step = table.steps[k]
         after = runner.step(step.node_id)
-        written = timeline.ordered(table.writes[k])
+        written = view.ordered(table.writes[k])
         found = _first_differing(written, {n: buffers[n].to_numpy() for n in written}, after, rtol, atol)
         if found is not None:
             name, d, a, b = found

@@ -25,9 +25,9 @@ from graphlab import ids
 from graphlab.bridge import runtime as bridge
 from graphlab.debug.report import Decision
 from graphlab.debug.steps import Block, Chunk, Scope
-from graphlab.graph import Step
 from graphlab.nodes import Dispatch, Node, SequenceUse
 from graphlab.plan import ControlEvent, Cursor, Plan, Segment, Visit
+from graphlab.unroll import Step
 
 
 @dataclass(frozen=True)

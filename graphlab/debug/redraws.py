@@ -14,8 +14,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from graphlab.graph import Graph, Step
+from graphlab.graph import Graph
 from graphlab.kernel_effects import REPRODUCIBLE_HINT, graph_effects
+from graphlab.unroll import Step
 
 __all__ = ["RandomReplayWarning", "Redraws"]
 

@@ -27,7 +27,8 @@ from graphlab.nodes import Dispatch, Node, SequenceUse
 
 if TYPE_CHECKING:
     from graphlab.compiled import CompiledGraph
-    from graphlab.graph import Graph, Step
+    from graphlab.graph import Graph
+    from graphlab.unroll import Step
 
 Granularity = Literal["span", "repetition", "dispatch"]
 

@@ -86,7 +86,7 @@ from graphlab.debug.report import (
 from graphlab.debug.runner import SegmentRunner
 from graphlab.debug.session_breakpoints import SessionBreakpoints
 from graphlab.debug.session_compare import SessionCompare
-from graphlab.debug.session_errors import DebugError, ReplayError
+from graphlab.debug.session_errors import DebugError, RebuildError
 from graphlab.debug.session_inspection import SessionInspection
 from graphlab.debug.session_lookup import SessionLookup
 from graphlab.debug.session_reports import SessionReports
@@ -99,7 +99,7 @@ from graphlab.errors import StaleGraphError
 from graphlab.graph import Graph
 from graphlab.plan import ControlEvent
 
-__all__ = ["DebugError", "DebugOptions", "DebugSession", "ReplayError"]
+__all__ = ["DebugError", "DebugOptions", "DebugSession", "RebuildError"]
 
 
 @dataclass(frozen=True)

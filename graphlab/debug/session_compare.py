@@ -16,7 +16,7 @@ from graphlab import conveniences
 from graphlab.debug.compare import (
     Divergence,
     Progress,
-    Timeline,
+    StepsView,
     check_options,
     compare_module,
     compare_runs,
@@ -132,11 +132,11 @@ class SessionCompare:
                 raise DebugError("compare(folder): import graphlab first (it connects the debugger to the exporter)")
             runner = conveniences.USES.module_runner(against, self.graph, start)
             try:
-                view = mine._timeline_view()
+                view = mine._steps_view()
                 return compare_module(mine, view, runner, rtol=float(rtol), atol=float(atol), progress=progress)
             finally:
                 runner.close()
-        view = mine._timeline_view()
+        view = mine._steps_view()
         return compare_runs(
             mine, view, start, str(against), rtol=float(rtol), atol=float(atol), progress=progress, timeout=timeout,
             children=self._warm_children(), keep=bool(keep),
@@ -186,6 +186,6 @@ class SessionCompare:
         if self._children is not None:
             self._children.close()
 
-    def _timeline_view(self) -> Timeline:
-        """What the comparison reads of this session's steps (see :class:`~graphlab.debug.compare.Timeline`)."""
-        return Timeline(self._table, self._known, self._ordered, flag_buffers(self.graph, self._canon))
+    def _steps_view(self) -> StepsView:
+        """What the comparison reads of this session's steps (see :class:`~graphlab.debug.compare.StepsView`)."""
+        return StepsView(self._table, self._known, self._ordered, flag_buffers(self.graph, self._canon))

@@ -3,9 +3,9 @@
 :mod:`graphlab.debug.session` exports them with :class:`~graphlab.debug.session.DebugSession`.
 """
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphlabError, ReplayError
 
-__all__ = ["DebugError", "ReplayError", "StaleViewError"]
+__all__ = ["DebugError", "RebuildError", "StaleViewError"]
 
 
 class DebugError(GraphlabError, ValueError):
@@ -13,8 +13,11 @@ class DebugError(GraphlabError, ValueError):
     backwards); nothing ran."""
 
 
-class ReplayError(GraphlabError, RuntimeError):
-    """Replaying dispatches that ran before, to rebuild a past state, failed."""
+class RebuildError(ReplayError):
+    """Replaying dispatches that ran before, to rebuild a past step's buffers, failed.
+
+    A :class:`graphlab.ReplayError`, so ``except gl.ReplayError`` catches it with a guarded loop's.
+    """
 
 
 class StaleViewError(GraphlabError, RuntimeError):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from graphlab.bridge import runtime as bridge
 from graphlab.debug.breakpoints import Breakpoint, BreakpointSet, Check, ConditionCheck, Every, NonfiniteHunt
 from graphlab.debug.report import Fault, Halt, StepRef, Stop, StopReason
-from graphlab.debug.session_errors import ReplayError
+from graphlab.debug.session_errors import RebuildError
 from graphlab.debug.steps import StepTable
 from graphlab.debug.timing import timed
 
@@ -337,7 +337,7 @@ class SessionRunning:
             self._redraws.replayed(self._table.steps, c, q, self.notes)
             halt = self._run(c, q, "span", None)
             if halt is not None:
-                raise ReplayError(
+                raise RebuildError(
                     f"replaying steps {c}..{q - 1} to rebuild step {q} failed: {halt.fault or halt.reason}; "
                     f"the session is at step {self._pos}"
                 )
@@ -363,7 +363,7 @@ class SessionRunning:
                 self._segments.run(piece, values)
             bridge.sync()
         except Exception as exc:
-            raise ReplayError(f"rebuilding {canon!r} at step {q} from step {start} on copies failed: {exc}") from exc
+            raise RebuildError(f"rebuilding {canon!r} at step {q} from step {start} on copies failed: {exc}") from exc
         return values[canon]
 
     def _detached(self, q: int) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from graphlab.errors import GraphError
 from graphlab.ids import REPETITION_INDEX
 
 if TYPE_CHECKING:
-    from graphlab.graph import Step
+    from graphlab.unroll import Step
 
 Scope = tuple[str, str]  # (definition id, instance id): a sequence repetition, a loop iteration or a taken branch
 

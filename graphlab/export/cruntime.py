@@ -68,10 +68,10 @@ from graphlab.texels import TEXTURE_KINDS, texel_format
 
 __all__ = [
     "MANIFEST_FORMAT",
-    "Graph",
     "GraphSpec",
     "Manifest",
     "Module",
+    "ModuleGraph",
     "load_module",
     "read_manifest",
 ]
@@ -254,7 +254,7 @@ def _fill(named: TiNamedArgument, arg: Arg, value: Any) -> None:
 # --- the module ----------------------------------------------------------------------------------
 
 
-class Graph:
+class ModuleGraph:
     """One graph of a loaded :class:`Module`: one module graph, or segments and host-side decisions.
 
     ``last_events`` tells which branches the last run took and how many iterations each loop ran
@@ -266,7 +266,7 @@ class Graph:
         self.last_events: list[ControlEvent] = []
 
     def __repr__(self) -> str:
-        return f"<Graph {self.name!r}({', '.join(a.name for a in self.spec.args)}) of {self.module.path}>"
+        return f"<ModuleGraph {self.name!r}({', '.join(a.name for a in self.spec.args)}) of {self.module.path}>"
 
     def run(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> dict[str, np.ndarray]:
         """Run the graph once: ``run({"x": x, ...})`` or ``run(x=x, ...)``, as ``CompiledGraph.run`` takes them.
@@ -374,13 +374,13 @@ class _SavedBuffers:
             self.memory.copy(self.buffers[name], self.copy_of(name, self.buffers[name].nbytes))
 
 
-class _Graphs(Mapping[str, Graph]):
+class _Graphs(Mapping[str, ModuleGraph]):
     """``module.graphs``: a read-only mapping whose missing key says which graphs exist."""
 
-    def __init__(self, path: Path, graphs: dict[str, Graph]) -> None:
+    def __init__(self, path: Path, graphs: dict[str, ModuleGraph]) -> None:
         self._path, self._graphs = path, graphs
 
-    def __getitem__(self, name: str) -> Graph:
+    def __getitem__(self, name: str) -> ModuleGraph:
         if name not in self._graphs:
             close = difflib.get_close_matches(name, list(self._graphs), 1)
             hint = f"did you mean {close[0]!r}? " if close else ""
@@ -415,8 +415,8 @@ class Module:
         self._finalizer = weakref.finalize(self, _destroy, api, self._runtime, self._handles)
         folder = str(manifest.folder / "module").encode()
         self._handles.append(api.call("ti_load_aot_module", self._runtime, folder, hint=f"; re-export {self.path}"))
-        graphs = {spec.name: Graph(self, spec, self._module_graphs(spec)) for spec in manifest.graphs}
-        self.graphs: Mapping[str, Graph] = _Graphs(self.path, graphs)
+        graphs = {spec.name: ModuleGraph(self, spec, self._module_graphs(spec)) for spec in manifest.graphs}
+        self.graphs: Mapping[str, ModuleGraph] = _Graphs(self.path, graphs)
         self._buffers: dict[str, Buffer] = {}
         self._saved: dict[str, Buffer] = {}  # guarded loops' copies, by arg
         self._slot_of = {name: f"slot {slot}" for slot, names in manifest.slots.items() for name in names}
@@ -435,7 +435,7 @@ class Module:
     def __repr__(self) -> str:
         return f"<Module {self.path} arch={self.arch} graphs={list(self.graphs)}>"
 
-    def debug_steps(self, graph: str) -> dict[str, Graph]:
+    def debug_steps(self, graph: str) -> dict[str, ModuleGraph]:
         """Dispatch node id -> the module graph that runs only that dispatch, from the debug variant
         ``gl.export(..., debug=True)`` recorded for ``graph``; UnknownGraphError without one."""
         steps = self.manifest.debug_steps.get(graph)

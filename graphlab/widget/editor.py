@@ -33,7 +33,8 @@ import traitlets
 from graphlab.check import validate
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import GraphlabError
-from graphlab.graph import Graph, GraphChange, GraphState
+from graphlab.graph import Graph
+from graphlab.graphdata import GraphChange, GraphState
 from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
 from graphlab.render import render
 from graphlab.spec import Arg
