@@ -276,8 +276,10 @@ def _races(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first: 
     """A buffer written at one index and read at others within one parallel loop.
 
     Left out: atomic adds (their read is the add itself), a buffer whose name is rebound in the loop,
-    and red-black updates (every write under a parity test of the loop variables, ``(i + j) & 1 ==
-    phase``, and every other read one step away along one axis: a cell of the other colour).
+    reads of another slice (``grid[src, i, j]`` against a write to ``grid[dst, i, j]``: ping-pong
+    layers, apart whenever ``src != dst``), and red-black updates (every write under a parity test
+    of the loop variables, ``(i + j) & 1 == phase``, and every other read one step away along one
+    axis: a cell of the other colour).
     """
     del scope
     rebound = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
@@ -288,7 +290,11 @@ def _races(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first: 
     for param, sub, written in _accesses(loop, arrays - rebound):
         (writes if written else reads).setdefault(param, {}).setdefault(_index(sub), sub)
     for param, written_at in writes.items():
-        others = {i: sub for i, sub in reads.get(param, {}).items() if i not in written_at}
+        others = {
+            i: sub
+            for i, sub in reads.get(param, {}).items()
+            if i not in written_at and not all(_other_slice(w, sub, names | rebound) for w in written_at.values())
+        }
         if not others:
             continue
         if all(_parity_guarded(w, parents, names) for w in written_at.values()) and all(
@@ -298,6 +304,25 @@ def _races(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first: 
         write, write_sub = next(iter(written_at.items()))
         read_line = first + next(iter(others.values())).lineno - 1
         yield Race(param, write, tuple(others), first + write_sub.lineno - 1, read_line, _loop_text(loop))
+
+
+def _other_slice(write: ast.Subscript, read: ast.Subscript, varying: set[str]) -> bool:
+    """Whether an axis indexes ``write`` and ``read`` with two different loop-invariant expressions.
+
+    ``varying`` are the names that change inside the loop (its variables, names assigned in it).
+    Two literals that differ never meet; two invariant names (``src``, ``dst``) meet only if the
+    caller passes equal values, which a ping-pong graph does not: the rule stays quiet there rather
+    than warn of a race the graph's own bindings rule out.
+    """
+    w = write.slice.elts if isinstance(write.slice, ast.Tuple) else [write.slice]
+    r = read.slice.elts if isinstance(read.slice, ast.Tuple) else [read.slice]
+    if len(w) != len(r):
+        return False
+
+    def invariant(expr: ast.expr) -> bool:
+        return not any(isinstance(n, ast.Name) and n.id in varying for n in ast.walk(expr))
+
+    return any(invariant(a) and invariant(b) and ast.dump(a) != ast.dump(b) for a, b in zip(w, r))
 
 
 def _parity_guarded(access: ast.AST, parents: Mapping[ast.AST, ast.AST], names: set[str]) -> bool:

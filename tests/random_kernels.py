@@ -64,3 +64,24 @@ def red_black(z: Plane, phase: ti.i32):
     for i, j in ti.ndrange((1, n - 1), (1, n - 1)):
         if (i + j) & 1 == phase:
             z[i, j] = (z[i + 1, j] + z[i - 1, j] + z[i, j + 1] + z[i, j - 1]) / 4.0
+
+
+Layers = ti.types.ndarray(ti.f32, ndim=3)
+
+
+@ti.kernel
+def ping_pong(grid: Layers, src: ti.i32, dst: ti.i32):
+    for i, j in ti.ndrange(grid.shape[1], grid.shape[2]):
+        grid[dst, i, j] = 0.5 * (grid[src, i, j] + grid[src, ti.max(i - 1, 0), j])
+
+
+@ti.kernel
+def fixed_layers(grid: Layers):
+    for i, j in ti.ndrange(grid.shape[1], grid.shape[2]):
+        grid[1, i, j] = grid[0, i, ti.max(j - 1, 0)]
+
+
+@ti.kernel
+def same_layer(grid: Layers, k: ti.i32):
+    for i, j in ti.ndrange(grid.shape[1], grid.shape[2]):
+        grid[k, i, j] = grid[k, ti.max(i - 1, 0), j]

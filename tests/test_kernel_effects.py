@@ -52,6 +52,13 @@ def test_a_read_at_another_index_in_the_parallel_loop_is_a_race(ti_cpu):
     assert kernel_effects(rk.double).races == ()
 
 
+def test_a_read_of_another_layer_is_no_race_but_the_same_layer_is(ti_cpu):
+    assert kernel_effects(rk.ping_pong).races == ()  # grid[src] read, grid[dst] written: ping-pong layers
+    assert kernel_effects(rk.fixed_layers).races == ()  # layer 0 read, layer 1 written: never the same cell
+    [race] = kernel_effects(rk.same_layer).races  # one layer k, a neighbour read: thread order decides
+    assert (race.write, race.reads) == ("k, i, j", ("k, ti.max(i - 1, 0), j",))
+
+
 # --- validate ---------------------------------------------------------------------------------------------
 
 
