@@ -536,7 +536,7 @@ Outcome = tuple[str, str | None]
 
 #: The edit handlers: each takes its message, the editor, and the graph to edit (the editor's, or a
 #: copy of it to try the edit on first).
-_EDITS: Handlers[[GraphEditor, Graph], Outcome] = Handlers(EditMessage)
+_EDITS: Handlers[EditMessage, [GraphEditor, Graph], Outcome] = Handlers(EditMessage)
 
 
 @_EDITS.on(DispatchEdit)

@@ -19,6 +19,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, get_args, get_
 
 from graphlab.widget.protocol import OPERATION_FIELDS
 
+U = TypeVar("U", bound=Mapping[str, Any])
 M = TypeVar("M")
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -43,10 +44,11 @@ def key_of(message: Mapping[str, Any]) -> Key:
     return (message["kind"], op)
 
 
-class Handlers(Generic[P, R]):
-    """The handlers of one union of message records, each typed on its own record.
+class Handlers(Generic[U, P, R]):
+    """The handlers of one union ``U`` of message records, each typed on its own record.
 
-    ``P`` is what every handler takes after the message (the editor, the graph...), ``R`` what it returns.
+    ``P`` is what every handler takes after the message (the editor, the graph...), ``R`` what it returns:
+    ``Handlers[EditMessage, [GraphEditor, Graph], Outcome]``.
     """
 
     def __init__(self, union: Any) -> None:
@@ -79,7 +81,7 @@ class Handlers(Generic[P, R]):
         """The keys handled, in registration order."""
         return list(self._by_key)
 
-    def __call__(self, message: Mapping[str, Any], /, *args: P.args, **kwargs: P.kwargs) -> R:
+    def __call__(self, message: U, /, *args: P.args, **kwargs: P.kwargs) -> R:
         """Hand a parsed message (of this table's union) to its handler."""
         return self._by_key[key_of(message)](message, *args, **kwargs)
 

@@ -9,7 +9,8 @@ Checks ``ClientMessage`` of :mod:`graphlab.widget.protocol`: a union on ``kind``
 panel messages carry a ``request`` number the reply echoes; the debugger's messages also carry the
 ``session`` number they were made for, so a click on a panel drawn for an ended session is refused
 as stale. A message that does not fit gets a :class:`MessageError` naming the field and what was
-expected, and nothing acts on it.
+expected, and nothing acts on it. One that fits comes back as the record the protocol declares for
+it (a ``TypedDict``), handed on to the handler of that record (:mod:`graphlab.widget.handlers`).
 
 Which kinds, operations and fields there are, which fields are required, their types and the
 defaults of the others are read from the protocol's declarations; this module adds only what a

@@ -246,7 +246,7 @@ class Panels:
 # --- the panels' messages: one handler per message record -------------------------------------------------
 
 #: The panel message handlers; those of a session's messages first check it is the one they were made for.
-_PANEL_MESSAGES: Handlers[[Panels], None] = Handlers(PanelMessage)
+_PANEL_MESSAGES: Handlers[PanelMessage, [Panels], None] = Handlers(PanelMessage)
 
 
 @_PANEL_MESSAGES.on(ExportMessage)
