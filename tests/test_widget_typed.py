@@ -7,12 +7,14 @@ Also the handler tables' own refusals (:mod:`graphlab.widget.handlers`).
 
 import re
 import textwrap
+import typing
 from pathlib import Path
 
 import pytest
 from mypy import api
 
 from graphlab.widget import protocol
+from graphlab.widget.editor import NODE_FIELDS
 from graphlab.widget.handlers import Handlers, key_of, record_keys
 from graphlab.widget.messages import parse_message
 
@@ -170,3 +172,14 @@ def test_a_message_handed_to_another_union_s_table_is_a_type_error(mypy):
     """)
     )
     assert len(errors) == 1 and '"WatchAdd"' in errors[0] and "[arg-type]" in errors[0], errors
+
+
+def test_the_node_fields_the_stale_check_reads_across_edits_are_declared():
+    """The one place that reads edits as plain mappings names only declared fields, of the types it expects."""
+    declared: dict[str, set[str]] = {}
+    for record in typing.get_args(protocol.EditMessage):
+        for name, hint in typing.get_type_hints(record).items():
+            declared.setdefault(name, set()).add(str(hint))
+    assert set(NODE_FIELDS) <= set(declared), set(NODE_FIELDS) - set(declared)
+    assert declared["into"] == {"str | None"} and declared["nodes"] == {"list[str]"}
+    assert "BindTarget" in str(declared["bind"]) and "node" in typing.get_type_hints(protocol.BindTarget)

@@ -633,13 +633,19 @@ def _remove_arg(edit: RemoveArgEdit, editor: GraphEditor, graph: Graph) -> Outco
 _EDITS.complete()
 
 
+#: The edit fields that hold node ids, read across all edits by the stale check (a test holds them declared):
+#: a node id, a node id or null, a list of node ids, and a ``BindTarget`` or null.
+NODE_FIELDS = ("node", "into", "nodes", "bind")
+
+
 def _node_refs(edit: EditMessage) -> list[str]:
     """Node ids an edit refers to (checked for staleness before anything is done)."""
-    fields: Mapping[str, Any] = edit
-    refs = [fields[k] for k in ("node", "into") if isinstance(fields.get(k), str)]
-    refs += list(fields.get("nodes") or [])
-    if isinstance(fields.get("bind"), dict):
-        refs.append(fields["bind"]["node"])
+    fields: Mapping[str, Any] = edit  # read across records: NODE_FIELDS are checked against the declarations
+    node, into, nodes, bind = (fields.get(name) for name in NODE_FIELDS)
+    refs = [ref for ref in (node, into) if isinstance(ref, str)]
+    refs += list(nodes or [])
+    if isinstance(bind, dict):
+        refs.append(bind["node"])
     return refs
 
 
