@@ -11,6 +11,7 @@ import inspect
 import re
 import subprocess
 import sys
+import textwrap
 import typing
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import traitlets
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
-from graphlab.widget import GraphEditor, debugging, editor, messages, panels, protocol
+from graphlab.widget import GraphEditor, editor, messages, panels, protocol
 from graphlab.widget.messages import MessageError, field_checks, parse_message
 from graphlab.widget.protocol import Default, NotRequired, TypedDict
 from graphlab.widget.protocol_ts import COMMAND, GENERATED, ProtocolError, generate, generate_protocol, write
@@ -184,15 +185,17 @@ def test_every_declared_message_is_accepted_with_its_defaults():
     for message in declared_messages():
         parsed = parse_message(message)
         op = message.get("op") or message.get("action")
-        assert (parsed.kind, parsed.op) == (message["kind"], op)
-        seen.add((parsed.kind, op))
+        head = {name: value for name, value in message.items() if name in ("kind", "op", "action", "request")}
+        assert {name: parsed[name] for name in head} == head  # what names the message is kept as sent
+        seen.add((parsed["kind"], op))
     assert ("debug", "goto") in seen and ("edit", "new_arg") in seen and ("export", None) in seen
     assert len(seen) == 12 + 2 + 1 + 11 + 3 + 2 + 1 + 1  # edits, undo/redo, select, debug, breakpoint, watch, ...
     export = parse_message({"kind": "export", "request": 1, "arch": "x64", "path": "out"})
-    assert dict(export.fields) == {"arch": "x64", "path": "out", "overwrite": False, "verify": True,
-                                   "cpu_threads": None, "dims": {}}  # fmt: skip
+    assert export == {"kind": "export", "request": 1, "arch": "x64", "path": "out", "overwrite": False,
+                      "verify": True, "cpu_threads": None, "dims": {}}  # fmt: skip
     compare = parse_message({"kind": "debug", "action": "compare", "request": 1, "session": 1, "against": "vulkan"})
-    assert dict(compare.fields) == {"session": 1, "against": "vulkan", "rtol": 0.0, "atol": 0.0, "timeout": 600.0}
+    assert compare == {"kind": "debug", "action": "compare", "request": 1, "session": 1, "against": "vulkan",
+                       "rtol": 0.0, "atol": 0.0, "timeout": 600.0}  # fmt: skip
 
 
 def test_a_default_list_or_object_is_not_shared_between_messages():
@@ -207,40 +210,29 @@ def test_an_arg_spec_outside_the_declared_kinds_is_refused_by_the_checks():
         parse_message({"kind": "edit", "op": "new_arg", "request": 1, "arg": {"name": "q", "kind": "bogus"}})
 
 
-def compared(module, function, subject):
-    """The strings a function of ``module`` compares ``subject`` (source text, e.g. ``message.kind``) with."""
-    found = set()
-    for node in ast.walk(ast.parse(inspect.getsource(module))):
-        if not (isinstance(node, ast.FunctionDef) and node.name == function):
-            continue
-        for cmp in ast.walk(node):
-            if isinstance(cmp, ast.Compare) and ast.unparse(cmp.left) == subject:
-                for right in cmp.comparators:
-                    values = right.elts if isinstance(right, ast.Tuple) else [right]
-                    found |= {v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)}
-    return found
-
-
-def test_every_kind_the_handler_dispatches_on_is_declared_and_every_declared_kind_is_dispatched():
+def test_every_kind_the_editor_dispatches_on_is_declared_and_every_declared_kind_is_handled():
+    """The editor narrows on ``kind`` (select, undo, redo, edit); the panels' table handles the rest."""
     declared = {typing.get_args(hints(r)["kind"])[0] for r in records(protocol.ClientMessage)}
-    dispatched = compared(EDITOR, "_handle", "message.kind") | compared(panels, "handle", "message.kind")
-    assert dispatched == declared == set(messages.KINDS)
+    narrowed = set()
+    for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(EDITOR.GraphEditor._handle)))):
+        if isinstance(node, ast.Compare) and ast.unparse(node.left) == "message['kind']":
+            narrowed |= {c.value for c in node.comparators if isinstance(c, ast.Constant)}
+    by_panels = {kind for kind, _ in panels._PANEL_MESSAGES.keys}
+    assert narrowed == {"select", "undo", "redo", "edit"}
+    assert narrowed | by_panels == declared == set(messages.KINDS) and not narrowed & by_panels
 
 
-def test_every_edit_op_the_editor_applies_is_declared_and_vice_versa():
-    declared = {typing.get_args(hints(r)["op"])[0] for r in records(protocol.EditMessage)}
-    assert compared(EDITOR, "_apply", "op") == declared == set(messages.EDIT_OPS)
+def test_every_edit_op_has_one_handler_and_every_handler_a_declared_op():
+    declared = [("edit", typing.get_args(hints(r)["op"])[0]) for r in records(protocol.EditMessage)]
+    assert EDITOR._EDITS.keys == declared and {op for _, op in declared} == set(messages.EDIT_OPS)
 
 
-def test_every_debugger_action_is_declared_and_handled():
-    declared = {a for r in records(protocol.DebugMessage) for a in typing.get_args(hints(r)["action"])}
-    handled = (
-        compared(panels, "handle", "message.op")  # also the watch's "add"
-        | compared(panels, "_control", "action")
-        | compared(debugging.DebugPanel, "control", "action")
-    )
-    ops = {o for _, (_, by_op) in messages.PANEL_MESSAGES.items() for o in by_op}
-    assert declared <= handled <= ops, (declared - handled, handled - ops)
+def test_every_panel_message_and_debugger_action_has_a_handler():
+    declared = [(kind, op or None) for kind, (_, by_op) in messages.PANEL_MESSAGES.items() for op in by_op]
+    assert sorted(panels._PANEL_MESSAGES.keys, key=str) == sorted(declared, key=str)
+    actions = {op for kind, op in declared if kind == "debug"}
+    assert actions == {"start", "step", "step_over", "continue", "back", "restart", "find_nonfinite", "stop", "goto",
+                       "compare", "prepare_compare"}  # fmt: skip
 
 
 def test_every_declared_panel_message_reaches_its_handler(ed):

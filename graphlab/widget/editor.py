@@ -38,11 +38,11 @@ from graphlab.graphdata import GraphChange, GraphState
 from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
 from graphlab.render import render
 from graphlab.spec import Arg
+from graphlab.widget.handlers import Handlers, key_of
 from graphlab.widget.history import History
 from graphlab.widget.home import HomeThread, HomeThreadError
 from graphlab.widget.messages import (
     PANEL_MESSAGES,
-    Message,
     MessageError,
     clip,
     echo,
@@ -51,6 +51,25 @@ from graphlab.widget.messages import (
     request_of,
 )
 from graphlab.widget.panels import PanelRefusedError, Panels
+from graphlab.widget.protocol import (
+    ArgSpec,
+    DispatchEdit,
+    EditMessage,
+    GroupEdit,
+    MoveEdit,
+    NewArgEdit,
+    PanelMessage,
+    RebindEdit,
+    RedeclareEdit,
+    RedoMessage,
+    RemoveArgEdit,
+    RemoveEdit,
+    RenameArgEdit,
+    RenameEdit,
+    SetRepeatEdit,
+    SetRoleEdit,
+    UndoMessage,
+)
 from graphlab.widget.view import diagnostic_view, graph_view, palette_view
 
 if TYPE_CHECKING:
@@ -338,51 +357,53 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             # a malformed edit shows in the banner; the panels show their own refusals from the reply
             panel = kind_of(content) in PANEL_MESSAGES
             return self._refuse(request, f"message ignored: {exc}", set_error=not panel)
-        if message.kind == "select":
+        # narrowed on ``kind`` (mypy follows it): each branch sees its own message records
+        if message["kind"] == "select":
             node = message["node"]
             if node is not None and not self._exists(node):
-                return self._refuse(request, self._stale(node), set_error=False)
+                return self._refuse(message.get("request"), self._stale(node), set_error=False)
             self.selected = node or ""
-            return _reply(request)
-        if message.kind in ("undo", "redo"):
+            return _reply(message.get("request"))
+        if message["kind"] == "undo" or message["kind"] == "redo":
             return self._undo_redo(message)
-        if message.kind != "edit":
-            return self._panel(message)
-        return self._edit(message)
+        if message["kind"] == "edit":
+            return self._edit(message)
+        return self._panel(message)
 
-    def _panel(self, message: Message) -> dict[str, Any]:
+    def _panel(self, message: PanelMessage) -> dict[str, Any]:
         """A debug, breakpoint, watch, inspect or export message (see :mod:`graphlab.widget.panels`)."""
         try:
             self._panels.handle(message)
         except PanelRefusedError as exc:
-            return self._refuse(message.request, str(exc), set_error=False)
+            return self._refuse(message["request"], str(exc), set_error=False)
         except Exception as exc:
-            _log.exception("graphlab: the widget's %s message failed", message.kind)
-            what = f"{message.kind} {message.op}" if message.op else message.kind
-            return self._refuse(message.request, f"{what} failed (a graphlab bug): {_exc_text(exc)}")
-        return _reply(message.request)
+            kind, op = key_of(message)
+            _log.exception("graphlab: the widget's %s message failed", kind)
+            what = f"{kind} {op}" if op else kind
+            return self._refuse(message["request"], f"{what} failed (a graphlab bug): {_exc_text(exc)}")
+        return _reply(message["request"])
 
-    def _edit(self, message: Message) -> dict[str, Any]:
+    def _edit(self, edit: EditMessage) -> dict[str, Any]:
         graph = self._graph
-        stale = self._first_stale(_node_refs(message))
+        stale = self._first_stale(_node_refs(edit))
         if stale is not None:
-            return self._refuse(message.request, self._stale(stale))
+            return self._refuse(edit["request"], self._stale(stale))
         # Try the edit on a copy first: a refused edit then leaves the graph untouched, its version
         # included (a version bump would end the debug session and show in other editors).
         trial = type(graph)(graph.name)
         trial.restore(graph.snapshot())
         try:
-            self._apply(message, trial)
+            _EDITS(edit, self, trial)
         except Exception as exc:
-            return self._refuse(message.request, self._refusal(message, exc))
+            return self._refuse(edit["request"], self._refusal(edit, exc))
         before = graph.snapshot()
         version = graph.version
         self._applying = True
         try:
-            label, selection = self._apply(message, graph)
+            label, selection = _EDITS(edit, self, graph)
         except Exception as exc:  # the trial passed, so this is not expected; put the graph back
             self._rollback(before, version)
-            return self._refuse(message.request, self._refusal(message, exc))
+            return self._refuse(edit["request"], self._refusal(edit, exc))
         finally:
             self._applying = False
         self._history.record(label, before)
@@ -390,16 +411,16 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             self.error = ""
             self._sync()
             self.selected = selection if selection and self._exists(selection) else ""
-        return _reply(message.request)
+        return _reply(edit["request"])
 
     @staticmethod
-    def _refusal(message: Message, exc: Exception) -> str:
+    def _refusal(edit: EditMessage, exc: Exception) -> str:
         """Why an edit was refused: the graph's reason, or a bug report for an unexpected exception."""
         if isinstance(exc, (GraphlabError, KeyError)):
             reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            return f"{_OP_VERB[message.op or '']} refused: {reason}"
-        _log.error("graphlab: the widget's %s edit failed", message.op, exc_info=exc)
-        return f"{message.op} failed (a graphlab bug): {_exc_text(exc)}"
+            return f"{_OP_VERB[edit['op']]} refused: {reason}"
+        _log.error("graphlab: the widget's %s edit failed", edit["op"], exc_info=exc)
+        return f"{edit['op']} failed (a graphlab bug): {_exc_text(exc)}"
 
     def _rollback(self, before: GraphState, version: int) -> None:
         if self._graph.version != version:
@@ -410,57 +431,12 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
                 self._applying = False
             self._sync()
 
-    def _apply(self, message: Message, graph: Graph) -> tuple[str, str | None]:
-        """Do one edit through ``graph``'s API (the editor's graph, or a copy of it to try the edit
-        on); returns (history label, node to select)."""
-        op = message.op
-        if op == "dispatch":
-            info = self._resolve(message["kernel"])
-            node_id = graph.insert(
-                info, index=message["index"], into=message["into"], name=message["name"], bindings=message["bindings"]
-            )
-            return f"add {node_id}", node_id
-        if op == "remove":
-            node_id = message["node"]
-            after = self._neighbour(node_id)
-            graph.remove(node_id)
-            return f"delete {node_id}", after
-        if op == "move":
-            node_id = message["node"]
-            new_id = graph.move(node_id, message["index"])
-            return f"move {node_id} to position {message['index'] + 1}", new_id
-        if op == "rebind":
-            node_id, param, arg = message["node"], message["param"], message["arg"]
-            graph.rebind(node_id, param, arg)
-            return (f"bind {node_id}.{param} to {arg}" if arg else f"unbind {node_id}.{param}"), node_id
-        if op == "rename":
-            node_id = message["node"]
-            new_id = graph.rename(node_id, message["name"])
-            return f"rename {node_id} to {message['name']}", new_id
-        if op == "set_repeat":
-            graph.set_repeat(message["node"], message["repeat"])
-            return f"repeat {message['node']} \u00d7{message['repeat']}", message["node"]
-        if op == "group":
-            nodes = message["nodes"]
-            new_id = graph.group(nodes, message["name"], repeat=message["repeat"])
-            return f"group {len(nodes)} node(s) into {message['name']}", new_id
-        if op == "new_arg":
-            arg = graph.declare(_arg_of(message["arg"]))
-            bind = message["bind"]
-            if bind is None:
-                return f"new arg {arg.name}", self.selected or None
-            graph.rebind(bind["node"], bind["param"], arg.name)
-            return f"new arg {arg.name} for {bind['node']}.{bind['param']}", bind["node"]
-        if op in ("rename_arg", "set_role", "redeclare", "remove_arg"):  # the arg editor's edits
-            return _ARG_OPS[op](graph, message), self.selected or None
-        raise MessageError(f"unknown edit op {op!r}")  # parse_message lets none through
-
-    def _undo_redo(self, message: Message) -> dict[str, Any]:
-        history = self._history
-        if not (history.can_undo if message.kind == "undo" else history.can_redo):
-            return self._refuse(message.request, f"nothing to {message.kind}", set_error=False)
+    def _undo_redo(self, message: UndoMessage | RedoMessage) -> dict[str, Any]:
+        history, undo = self._history, message["kind"] == "undo"
+        if not (history.can_undo if undo else history.can_redo):
+            return self._refuse(message.get("request"), f"nothing to {message['kind']}", set_error=False)
         current = self._graph.snapshot()
-        state = history.undo(current) if message.kind == "undo" else history.redo(current)
+        state = history.undo(current) if undo else history.redo(current)
         self._applying = True
         try:
             self._graph.restore(state)
@@ -469,7 +445,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         with self.hold_sync():
             self.error = ""
             self._sync()
-        return _reply(message.request)
+        return _reply(message.get("request"))
 
     def _refuse(self, request: int | None, reason: str, *, set_error: bool = True) -> dict[str, Any]:
         reason = clip(reason)  # what the graph or a panel says may quote long names; the reply stays small
@@ -535,60 +511,142 @@ _OP_VERB = {
     "set_role": "setting the arg's role",
     "redeclare": "changing the arg's spec",
     "remove_arg": "deleting the arg",
-    "": "the edit",
 }
 
 
-def _arg_of(spec: Mapping[str, Any]) -> Arg:
-    """An ``Arg`` from a checked ``ArgSpec`` message field (JSON lists become the tuples an Arg holds)."""
-    fields = dict(spec)
-    fields["element_shape"] = tuple(fields["element_shape"])
-    if fields["shape"] is not None:
-        fields["shape"] = tuple(fields["shape"])
-    return Arg(**fields)
+def _arg_of(spec: ArgSpec) -> Arg:
+    """An ``Arg`` from a checked ``ArgSpec`` message field (its defaults filled in by the parser; JSON
+    lists become the tuples an Arg holds)."""
+    shape = spec["shape"]
+    return Arg(
+        name=spec["name"],
+        kind=spec["kind"],
+        dtype=spec["dtype"],
+        ndim=spec["ndim"],
+        element_shape=tuple(spec["element_shape"]),
+        fmt=spec["fmt"],
+        role=spec["role"],
+        shape=tuple(shape) if shape is not None else None,
+    )
 
 
-def _rename_arg(graph: Graph, message: Message) -> str:
-    graph.rename_arg(message["arg"], message["name"])
-    return f"rename arg {message['arg']} to {message['name']}"
+# --- the edits: one handler per edit message, each one call on the graph's editing API ----------------
+
+#: An edit's history label and the node to select after it.
+Outcome = tuple[str, str | None]
+
+#: The edit handlers: each takes its message, the editor, and the graph to edit (the editor's, or a
+#: copy of it to try the edit on first).
+_EDITS: Handlers[EditMessage, [GraphEditor, Graph], Outcome] = Handlers(EditMessage)
 
 
-def _set_role(graph: Graph, message: Message) -> str:
-    graph.set_role(message["arg"], message["role"])
-    return f"arg {message['arg']} role {message['role']}"
+@_EDITS.on(DispatchEdit)
+def _dispatch(edit: DispatchEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    info = editor._resolve(edit["kernel"])
+    node_id = graph.insert(info, index=edit["index"], into=edit["into"], name=edit["name"], bindings=edit["bindings"])
+    return f"add {node_id}", node_id
 
 
-def _redeclare(graph: Graph, message: Message) -> str:
-    arg = _arg_of(message["arg"])
+@_EDITS.on(RemoveEdit)
+def _remove(edit: RemoveEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    node_id = edit["node"]
+    after = editor._neighbour(node_id)
+    graph.remove(node_id)
+    return f"delete {node_id}", after
+
+
+@_EDITS.on(MoveEdit)
+def _move(edit: MoveEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    node_id = edit["node"]
+    new_id = graph.move(node_id, edit["index"])
+    return f"move {node_id} to position {edit['index'] + 1}", new_id
+
+
+@_EDITS.on(RebindEdit)
+def _rebind(edit: RebindEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    node_id, param, arg = edit["node"], edit["param"], edit["arg"]
+    graph.rebind(node_id, param, arg)
+    return (f"bind {node_id}.{param} to {arg}" if arg else f"unbind {node_id}.{param}"), node_id
+
+
+@_EDITS.on(RenameEdit)
+def _rename(edit: RenameEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    node_id = edit["node"]
+    new_id = graph.rename(node_id, edit["name"])
+    return f"rename {node_id} to {edit['name']}", new_id
+
+
+@_EDITS.on(SetRepeatEdit)
+def _set_repeat(edit: SetRepeatEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    graph.set_repeat(edit["node"], edit["repeat"])
+    return f"repeat {edit['node']} \u00d7{edit['repeat']}", edit["node"]
+
+
+@_EDITS.on(GroupEdit)
+def _group(edit: GroupEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    nodes = edit["nodes"]
+    new_id = graph.group(nodes, edit["name"], repeat=edit["repeat"])
+    return f"group {len(nodes)} node(s) into {edit['name']}", new_id
+
+
+@_EDITS.on(NewArgEdit)
+def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    arg = graph.declare(_arg_of(edit["arg"]))
+    bind = edit["bind"]
+    if bind is None:
+        return f"new arg {arg.name}", editor.selected or None
+    graph.rebind(bind["node"], bind["param"], arg.name)
+    return f"new arg {arg.name} for {bind['node']}.{bind['param']}", bind["node"]
+
+
+# The edits of an arg's editor (a click on a buffer) keep the selection.
+
+
+@_EDITS.on(RenameArgEdit)
+def _rename_arg(edit: RenameArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    graph.rename_arg(edit["arg"], edit["name"])
+    return f"rename arg {edit['arg']} to {edit['name']}", editor.selected or None
+
+
+@_EDITS.on(SetRoleEdit)
+def _set_role(edit: SetRoleEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    graph.set_role(edit["arg"], edit["role"])
+    return f"arg {edit['arg']} role {edit['role']}", editor.selected or None
+
+
+@_EDITS.on(RedeclareEdit)
+def _redeclare(edit: RedeclareEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    arg = _arg_of(edit["arg"])
     before = graph.args.get(arg.name)  # absent: redeclare refuses it with the model's reason
     graph.redeclare(arg)
     if before is not None and before.shape != arg.shape:
         shape = "any shape" if arg.shape is None else f"shape ({', '.join(map(str, arg.shape))})"
-        return f"arg {arg.name} {shape}"
-    return f"redeclare arg {arg.name}"
+        return f"arg {arg.name} {shape}", editor.selected or None
+    return f"redeclare arg {arg.name}", editor.selected or None
 
 
-def _remove_arg(graph: Graph, message: Message) -> str:
-    graph.remove_arg(message["arg"])
-    return f"delete arg {message['arg']}"
+@_EDITS.on(RemoveArgEdit)
+def _remove_arg(edit: RemoveArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    graph.remove_arg(edit["arg"])
+    return f"delete arg {edit['arg']}", editor.selected or None
 
 
-#: The edits of an arg's editor (a click on a buffer): each one call on the graph's args API, returning the undo label.
-_ARG_OPS: dict[str, Callable[[Graph, Message], str]] = {
-    "rename_arg": _rename_arg,
-    "set_role": _set_role,
-    "redeclare": _redeclare,
-    "remove_arg": _remove_arg,
-}
+_EDITS.complete()
 
 
-def _node_refs(message: Message) -> list[str]:
+#: The edit fields that hold node ids, read across all edits by the stale check (a test holds them declared):
+#: a node id, a node id or null, a list of node ids, and a ``BindTarget`` or null.
+NODE_FIELDS = ("node", "into", "nodes", "bind")
+
+
+def _node_refs(edit: EditMessage) -> list[str]:
     """Node ids an edit refers to (checked for staleness before anything is done)."""
-    fields = message.fields or {}
-    refs = [fields[k] for k in ("node", "into") if isinstance(fields.get(k), str)]
-    refs += list(fields.get("nodes") or [])
-    if isinstance(fields.get("bind"), dict):
-        refs.append(fields["bind"]["node"])
+    fields: Mapping[str, Any] = edit  # read across records: NODE_FIELDS are checked against the declarations
+    node, into, nodes, bind = (fields.get(name) for name in NODE_FIELDS)
+    refs = [ref for ref in (node, into) if isinstance(ref, str)]
+    refs += list(nodes or [])
+    if isinstance(bind, dict):
+        refs.append(bind["node"])
     return refs
 
 

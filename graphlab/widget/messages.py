@@ -9,7 +9,8 @@ Checks ``ClientMessage`` of :mod:`graphlab.widget.protocol`: a union on ``kind``
 panel messages carry a ``request`` number the reply echoes; the debugger's messages also carry the
 ``session`` number they were made for, so a click on a panel drawn for an ended session is refused
 as stale. A message that does not fit gets a :class:`MessageError` naming the field and what was
-expected, and nothing acts on it.
+expected, and nothing acts on it. One that fits comes back as the record the protocol declares for
+it (a ``TypedDict``), handed on to the handler of that record (:mod:`graphlab.widget.handlers`).
 
 Which kinds, operations and fields there are, which fields are required, their types and the
 defaults of the others are read from the protocol's declarations; this module adds only what a
@@ -28,13 +29,12 @@ import copy
 import reprlib
 import types
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Annotated, Any, Literal, NamedTuple, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
 
 from graphlab.errors import GraphlabError
 from graphlab.names import MAX_NAME_LENGTH
 from graphlab.widget import protocol
-from graphlab.widget.protocol import OPERATION_FIELDS, Default, NotRequired
+from graphlab.widget.protocol import OPERATION_FIELDS, ClientMessage, Default, NotRequired
 
 
 class MessageError(GraphlabError, ValueError):
@@ -371,20 +371,6 @@ _PLAIN: dict[str, set[str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Message:
-    """A checked message: ``kind``, the edit's ``op`` (edits only), its fields, and ``request``."""
-
-    kind: str
-    """One of :data:`KINDS`."""
-    request: int | None
-    op: str | None = None
-    fields: Mapping[str, Any] | None = None
-
-    def __getitem__(self, name: str) -> Any:
-        return (self.fields or {})[name]
-
-
 def _check_fields(where: str, content: Mapping[str, Any], spec: Mapping[str, _Field]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, (check, what, default, nested) in spec.items():
@@ -495,8 +481,12 @@ def _path(path: tuple[str | int, ...]) -> str:
     return f"field {text!r}"
 
 
-def parse_message(content: Any) -> Message:
+def parse_message(content: Any) -> ClientMessage:
     """Check a message from the front-end; MessageError says what does not fit (nothing else is raised).
+
+    The message comes back as the record :mod:`graphlab.widget.protocol` declares for it (a dict: its
+    ``kind``, operation and ``request`` as sent, the fields left out filled with their defaults), so
+    the type checker narrows it on ``kind`` and ``op`` and checks every field read after this.
 
     >>> parse_message({"kind": "edit", "op": "rename", "request": 4, "node": "a", "name": "b"})["name"]
     'b'
@@ -520,9 +510,10 @@ got ['b']
         raise MessageError(f"field 'request' must be an int, got {echo(request)}")
     if not isinstance(kind, str) or kind not in KINDS:
         raise MessageError(f"unknown message kind {echo(kind)}; expected one of {', '.join(KINDS)}")
+    head: dict[str, Any] = {"kind": kind} if request is None else {"kind": kind, "request": request}
     if kind in ("undo", "redo"):
         _no_extra(kind, content, _PLAIN[kind])
-        return Message(kind, request)
+        return _checked(head)
     if kind == "select":
         _no_extra(kind, content, _PLAIN[kind])
         if "node" not in content:
@@ -530,9 +521,9 @@ got ['b']
         node = content["node"]
         if not _SELECT_NODE.check(node):
             raise MessageError(f"select: field 'node' must be {_SELECT_NODE.what}, got {_got(node)}")
-        return Message("select", request, fields={"node": node or None})
+        return _checked({**head, "node": node or None})
     if kind in PANEL_MESSAGES:
-        return _parse_panel(kind, request, content)
+        return _parse_panel(kind, head, content)
     op = content.get("op")
     if not isinstance(op, str) or op not in EDIT_OPS:
         raise MessageError(f"unknown edit op {echo(op)}; expected one of {', '.join(EDIT_OPS)}")
@@ -540,21 +531,27 @@ got ['b']
         raise MessageError(f"edit {op!r}: field 'request' is missing; every edit carries a request number")
     where = f"edit {op!r}"
     _no_extra(where, content, {"kind", "op", "request", *EDIT_OPS[op]})
-    return Message("edit", request, op, _check_fields(where, content, EDIT_OPS[op]))
+    return _checked({**head, "op": op, **_check_fields(where, content, EDIT_OPS[op])})
 
 
-def _parse_panel(kind: str, request: int | None, content: Mapping[str, Any]) -> Message:
+def _checked(message: dict[str, Any]) -> ClientMessage:
+    """A message whose every field was checked against its record: from here on it is that record."""
+    return cast(ClientMessage, message)
+
+
+def _parse_panel(kind: str, head: dict[str, Any], content: Mapping[str, Any]) -> ClientMessage:
     """A debug, breakpoint, watch, inspect or export message: its operation, then its fields."""
     key, ops = PANEL_MESSAGES[kind]
     op = "" if key is None else content.get(key)
     if not isinstance(op, str) or op not in ops:
         raise MessageError(f"{kind}: unknown {key} {echo(op)}; expected one of {', '.join(ops)}")
     where = f"{kind} {op!r}" if op else kind
-    if request is None:
+    if "request" not in head:
         raise MessageError(f"{where}: field 'request' is missing; every {kind} message carries a request number")
     allowed = {"kind", "request", *([key] if key else []), *ops[op]}
     _no_extra(where, content, allowed)
-    return Message(kind, request, op or None, _check_fields(where, content, ops[op]))
+    operation = {key: op} if key else {}
+    return _checked({**head, **operation, **_check_fields(where, content, ops[op])})
 
 
 def _no_extra(where: str, content: Mapping[str, Any], allowed: set[str]) -> None:

@@ -22,13 +22,28 @@ from IPython import get_ipython
 from graphlab.errors import GraphlabError
 from graphlab.sizes import dim_names
 from graphlab.widget.debugging import DebugPanel, PanelError
+from graphlab.widget.handlers import Handlers
 from graphlab.widget.home import HomeThread
+from graphlab.widget.protocol import (
+    BreakpointCondition,
+    BreakpointRemove,
+    BreakpointToggle,
+    DebugCompare,
+    DebugControl,
+    DebugGoto,
+    DebugPrepareCompare,
+    DebugStart,
+    ExportMessage,
+    InspectMessage,
+    PanelMessage,
+    WatchAdd,
+    WatchRemove,
+)
 from graphlab.widget.shipping import ExportPanel
 
 if TYPE_CHECKING:
     from graphlab.debug import DebugSession
     from graphlab.widget.editor import GraphEditor
-    from graphlab.widget.messages import Message
 
 _log = logging.getLogger(__name__)
 
@@ -154,57 +169,15 @@ class Panels:
 
     # --- messages -------------------------------------------------------------------------------------
 
-    def handle(self, message: Message) -> None:
+    def handle(self, message: PanelMessage) -> None:
         """Act on a panel message; PanelRefusedError when it cannot be done (nothing changed then)."""
         try:
-            if message.kind == "export":
-                self._export(message)
-                return
-            if message.kind == "debug" and message.op == "start":
-                self.start(bounds=message["bounds"])
-                return
-            self.debug.require(message["session"])
-            if message.kind == "debug":
-                self._control(message)
-            elif message.kind == "breakpoint":
-                self._breakpoint(message)
-            elif message.kind == "watch":
-                if message.op == "add":
-                    self.debug.watch(message["expression"])
-                else:
-                    self.debug.unwatch(message["expression"])
-            elif message.kind == "inspect":
-                self.debug.choose(message["buffer"], message["component"], message["page"])
+            _PANEL_MESSAGES(message, self)
         except GraphlabError as exc:
             raise PanelRefusedError(str(exc)) from exc
-        self.publish_debug()
 
-    def _control(self, message: Message) -> None:
-        action = message.op or ""
-        if action == "stop":
-            self.debug.end("stopped; press Debug to start a new session")
-            return
-        if action == "prepare_compare":
-            self.debug.prepare_compare(message["against"])
-            return
-        if action == "compare":
-            args = (message["against"], message["rtol"], message["atol"], self.publish_debugger, message["timeout"])
-            error = self.debug.compare(*args)
-            if error is not None:
-                self.publish_debug()  # the panel shows the failure; the session did not move
-                raise PanelRefusedError(f"compare failed: {error}")
-            return
-        self.debug.control(action, message.fields.get("target") if message.fields else None)
-
-    def _breakpoint(self, message: Message) -> None:
-        if message.op == "toggle":
-            self.debug.toggle_breakpoint(message["node"])
-        elif message.op == "condition":
-            self.debug.add_condition(message["expression"], message["every"])
-        else:
-            self.debug.remove_breakpoint(message["id"])
-
-    def _export(self, message: Message) -> None:
+    def export_graph(self, message: ExportMessage) -> None:
+        """Export the graph as the export panel asked (``gl.export``, then ``gl.verify``)."""
         if self.export.view()["state"] == "running":
             raise PanelRefusedError("an export is running already; wait for it to finish")
         args = self.editor.model.args
@@ -268,3 +241,99 @@ class Panels:
             self._unhook()
             self._unhook = None
         self.debug.end("the editor was closed")
+
+
+# --- the panels' messages: one handler per message record -------------------------------------------------
+
+#: The panel message handlers; those of a session's messages first check it is the one they were made for.
+_PANEL_MESSAGES: Handlers[PanelMessage, [Panels], None] = Handlers(PanelMessage)
+
+
+@_PANEL_MESSAGES.on(ExportMessage)
+def _export(message: ExportMessage, panels: Panels) -> None:
+    panels.export_graph(message)
+
+
+@_PANEL_MESSAGES.on(DebugStart)
+def _start(message: DebugStart, panels: Panels) -> None:
+    panels.start(bounds=message["bounds"])  # shows the new session itself
+
+
+@_PANEL_MESSAGES.on(DebugControl)
+def _control(message: DebugControl, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    action = message["action"]
+    if action == "stop":
+        panels.debug.end("stopped; press Debug to start a new session")
+    else:
+        panels.debug.control(action)
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(DebugGoto)
+def _goto(message: DebugGoto, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.control(message["action"], message["target"])
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(DebugPrepareCompare)
+def _prepare_compare(message: DebugPrepareCompare, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.prepare_compare(message["against"])
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(DebugCompare)
+def _compare(message: DebugCompare, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    args = (message["against"], message["rtol"], message["atol"], panels.publish_debugger, message["timeout"])
+    error = panels.debug.compare(*args)
+    panels.publish_debug()  # on a failure the panel shows it; the session did not move
+    if error is not None:
+        raise PanelRefusedError(f"compare failed: {error}")
+
+
+@_PANEL_MESSAGES.on(BreakpointToggle)
+def _toggle_breakpoint(message: BreakpointToggle, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.toggle_breakpoint(message["node"])
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(BreakpointCondition)
+def _add_condition(message: BreakpointCondition, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.add_condition(message["expression"], message["every"])
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(BreakpointRemove)
+def _remove_breakpoint(message: BreakpointRemove, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.remove_breakpoint(message["id"])
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(WatchAdd)
+def _watch(message: WatchAdd, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.watch(message["expression"])
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(WatchRemove)
+def _unwatch(message: WatchRemove, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.unwatch(message["expression"])
+    panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(InspectMessage)
+def _inspect(message: InspectMessage, panels: Panels) -> None:
+    panels.debug.require(message["session"])
+    panels.debug.choose(message["buffer"], message["component"], message["page"])
+    panels.publish_debug()
+
+
+_PANEL_MESSAGES.complete()
