@@ -351,15 +351,34 @@ class _Carrier:
     def payload(self) -> KernelPayload:
         sources = []
         for ns in self.namespaces.values():
-            lines = [f"{k} = {v}" for k, v in ns.consts.items()]
-            lines += [src for _, src in ns.defs.values()]
-            lines += [f"{k} = {v}" for k, v in ns.aliases.items()]
-            code = "\n".join(lines) + "\n"
+            head = "".join(f"{k} = {v}\n" for k, v in ns.consts.items())
+            tail = "".join(f"{k} = {v}\n" for k, v in ns.aliases.items())
+            code = head + _defs_at_their_lines(head.count("\n"), list(ns.defs.values())) + tail
             bindings = (Binding(_TAICHI, "taichi"), *ns.bindings.values())
             sources.append(CarriedSource(ns.key, ns.module, code, bindings))
         if self.namespaces:
             self.modules.setdefault("taichi", ModuleRef("taichi"))
         return KernelPayload(tuple(self.entries), tuple(self.modules.values()), tuple(sources))
+
+
+def _defs_at_their_lines(taken: int, defs: list[tuple[object, str]]) -> str:
+    """The carried functions' sources, each on the line it has in its file where they all fit.
+
+    A kernel rebuilt in a child then reports the lines its author sees (a race or a random draw
+    named by ``gl.verify`` at line 36 of the script, as ``validate()`` names it in the notebook).
+    Sources from several files (notebook cells each number from 1) or out of order cannot all keep
+    their lines: they are then placed one after another, as before.
+    """
+    starts = [(getattr(python_function(fn).__code__, "co_filename", None),
+               python_function(fn).__code__.co_firstlineno, src) for fn, src in defs]  # fmt: skip
+    placed: list[str] = []
+    line = taken + 1  # the line the next source would start on
+    for file, first, src in sorted(starts, key=lambda s: s[1]):
+        if file != starts[0][0] or first < line:
+            return "".join(src for _, src in defs)
+        placed.append("\n" * (first - line) + src)
+        line = first + src.count("\n")
+    return "".join(placed)
 
 
 def carry_kernels(kernels: Iterable[Callable[..., Any]]) -> KernelPayload:

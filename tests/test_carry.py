@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import taichi as ti
 
+from graphlab.bridge import python_function
 from graphlab.carry import (
     CarryError,
     ChildRunError,
@@ -253,3 +254,28 @@ def test_a_child_error_names_its_type():
     with pytest.raises(ChildRunError, match="AttributeError") as err:
         run_child("graphlab.carry:no_such_function", {})
     assert err.value.child_type == "AttributeError"
+
+
+def test_a_carried_kernel_keeps_the_line_numbers_of_its_cell(cell):
+    """Rebuilt in a child (or from an export's stored source), a kernel reports its author's lines."""
+    move = cell["move"]
+    rebuilt = load_kernels(json.loads(json.dumps(carry_kernels([move]).to_dict())))[kernel_ref(move)]
+    first = python_function(move).__code__.co_firstlineno
+    assert first > 10  # below the cell's imports and constants: the lines had to be kept, not just counted
+    assert python_function(rebuilt).__code__.co_firstlineno == first
+
+
+def test_carried_sources_that_cannot_keep_their_lines_run_one_after_another():
+    """Two cells of one notebook both number from line 1: the second cell's kernel cannot keep its line."""
+    namespace = {"__name__": "__main__"}
+    for i, source in enumerate((
+        "import taichi as ti\n\n@ti.kernel\ndef first_cell(x: ti.types.ndarray(ndim=1)):\n    x[0] = 1\n",
+        "import taichi as ti\n@ti.kernel\ndef second_cell(x: ti.types.ndarray(ndim=1)):\n    x[0] = 2\n",
+    )):  # fmt: skip
+        filename = f"<ipython-input-{next(_cells)}-graphlab-lines-{i}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+    payload = carry_kernels([namespace["first_cell"], namespace["second_cell"]])
+    (source,) = payload.sources
+    assert source.code.index("def first_cell") < source.code.index("def second_cell")
+    assert set(load_kernels(payload)) == {"__main__:first_cell", "__main__:second_cell"}
