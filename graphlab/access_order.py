@@ -36,7 +36,7 @@ from typing import Any
 from graphlab.access_ast import AccessFlag, buffer_params, load_access, parse_function, resolve_callee
 from graphlab.carry import CarryError
 
-__all__ = ["FirstAccess", "KernelOrder", "first_from_flags", "kernel_order"]
+__all__ = ["FirstAccess", "KernelOrder", "first_from_flags", "kernel_order", "reads_own_write"]
 
 # index expressions made only of these are pure: equal text means the same element
 _PURE_INDEX = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Tuple, ast.expr_context, ast.operator,
@@ -106,6 +106,44 @@ def kernel_order(kernel: Callable[..., Any], flags: Mapping[str, AccessFlag]) ->
             if again.run(fdef) is FirstAccess.WRITE:
                 shaped_like[name] = others
     return KernelOrder(first, shaped_like)
+
+
+def reads_own_write(kernel: Callable[..., Any], param: str) -> bool:
+    """Whether a top-level statement of ``kernel`` reads buffer ``param`` after an earlier one wrote it.
+
+    Taichi finishes each top-level statement (a parallel loop) before it starts the next, so that
+    read sees the kernel's own write: an accumulator summed with ``s[None] += ...`` in one loop and
+    read in the next is used, not a dead write (GL010). False where the source cannot be read or the
+    name is rebound.
+    """
+    key = (id(kernel), param)
+    cached = _OWN_USE.get(key)
+    if cached is not None and cached[0] is kernel:
+        return cached[1]
+    answer = False
+    try:
+        fdef, scope = parse_function(kernel)
+    except (CarryError, OSError, TypeError, SyntaxError, StopIteration, ValueError):  # no source: not proven
+        fdef = None
+    if fdef is not None:
+        parents = {child: node for node in ast.walk(fdef) for child in ast.iter_child_nodes(node)}
+        wrote = False
+        for stmt in fdef.body:
+            names = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == param]
+            if any(not isinstance(n.ctx, ast.Load) for n in names):
+                break  # rebound: an alias this does not follow
+            flags = AccessFlag.NONE
+            for name in names:
+                flags |= load_access(name, parents, scope)
+            if wrote and flags & AccessFlag.READ:
+                answer = True
+                break
+            wrote = wrote or bool(flags & AccessFlag.WRITE)
+    _OWN_USE[key] = (kernel, answer)
+    return answer
+
+
+_OWN_USE: dict[tuple[int, str], tuple[Callable[..., Any], bool]] = {}
 
 
 def _declared_ndims(kernel: Callable[..., Any]) -> dict[str, int | None]:

@@ -30,6 +30,7 @@ import numpy as np
 from graphlab.carry import ChildRunError, carry_kernels, run_child
 from graphlab.errors import GraphRunError, OutOfBoundsError
 from graphlab.graphfile import dumps
+from graphlab.leftovers import scratch_prefix
 from graphlab.nodes import Dispatch
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def check_bounds(graph: Graph, values: Mapping[str, Any], *, timeout: float = 60
         )
     arrays, numbers = _host_values(graph, values)
     payload = carry_kernels(dict.fromkeys(k.fn for k in graph.kernels))
-    with tempfile.TemporaryDirectory(prefix="graphlab-bounds-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("bounds")) as tmp:  # a killed run's goes next time
         np.savez(Path(tmp, "values.npz"), **arrays)  # type: ignore[arg-type]  # numpy stubs: kwds typed as bool
         request = {
             "payload": payload.to_dict(),

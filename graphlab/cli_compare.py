@@ -56,7 +56,8 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run_compare)
 
 
-def _dims(items: list[str]) -> dict[str, int]:
+def parse_dims(items: list[str]) -> dict[str, int]:
+    """``--dim NAME=SIZE`` options as a dict (``graphlab run`` too)."""
     out = {}
     for item in items:
         name, _, size = item.partition("=")
@@ -125,7 +126,7 @@ def start_values(graph: Any, given: Mapping[str, np.ndarray], dims: Mapping[str,
 
 def given_start_values(graph: Any, values: str | None, dim_items: list[str], seed: int) -> dict[str, Any]:
     """:func:`start_values` from the options ``--values NPZ`` and ``--dim NAME=SIZE`` (``graphlab run`` too)."""
-    return start_values(graph, _given(values), _dims(dim_items), seed)
+    return start_values(graph, _given(values), parse_dims(dim_items), seed)
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -139,7 +140,7 @@ def run_compare(args: argparse.Namespace) -> int:
         raise GraphlabError(f"--threads {args.threads}: give 1 or more")
     if not Path(args.file).is_file():
         raise GraphlabError(f"{args.file}: no such graph file")
-    dims = _dims(args.dim)
+    dims = parse_dims(args.dim)
     given = _given(args.values)
     with contextlib.redirect_stdout(sys.stderr):  # Taichi's banner; stdout is the answer's
         module = load_kernel_module(args.kernels)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.cli_commands import load_kernel_module
-from graphlab.cli_compare import given_start_values
+from graphlab.cli_compare import given_start_values, parse_dims
 from graphlab.errors import GraphlabError, OutOfBoundsError
 from graphlab.graphfile import load
 
@@ -40,7 +40,9 @@ def register(sub: Any) -> None:
         help="check: run once first in a child under Taichi's bounds checks; trust: run as Taichi does (default)",
     )
     p.add_argument("--values", metavar="NPZ", help="start values: one array per arg name (numpy .npz)")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE", help="a dim size for generated values")
+    p.add_argument(
+        "--dim", action="append", default=[], metavar="NAME=SIZE", help="a dim size, for generated values and temps"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated start values")
     p.add_argument("-o", "--output", metavar="NPZ", help="save every ndarray after the run (numpy .npz)")
     p.set_defaults(handler=run_run)
@@ -58,9 +60,10 @@ def run_run(args: argparse.Namespace) -> int:
         module = load_kernel_module(args.kernels)
         graph = load(args.file, kernels=module)
         values = given_start_values(graph, args.values, args.dim, args.seed)
+        named = {k: v for k, v in parse_dims(args.dim).items() if k not in graph.args}  # sizes the temps
         ti.init(arch=ti.x64, log_level=ti.WARN)
         try:
-            graph.run(values, bounds=args.bounds)
+            graph.run(values, bounds=args.bounds, **named)
         except OutOfBoundsError as exc:
             print(f"graphlab run: {exc}", file=sys.stderr)
             return 1

@@ -189,6 +189,11 @@ class CompiledGraph:
 def compile_graph(graph: Graph) -> CompiledGraph:
     """Check the graph, then build and compile the ``ti.graph`` (several segments with control flow)."""
     check(graph)
+    if not bridge.runtime_ready():  # Taichi's config is None until ti.init (and after ti.reset)
+        raise GraphRunError(
+            f"graph {graph.name!r} cannot compile: Taichi has no runtime (no ti.init yet, or ti.reset since); "
+            "call ti.init(arch=...) first, e.g. ti.init(arch=ti.cpu)"
+        )
     check_runnable(graph, bridge.current_arch())
     token = bridge.RuntimeToken()
     symbols = {name: bridge.to_graph_arg(arg) for name, arg in graph.args.items()}

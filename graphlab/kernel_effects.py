@@ -13,9 +13,10 @@ visible in the kernels' code:
   order.
 
 ``validate()`` reports the first (GL027) and the last (GL028); the debugger, ``compare`` and
-``gl.verify`` use all three to say *why* values differ instead of blaming noise. Only the kernel's
-own body is read for atomics and races (a buffer passed into a ``ti.func`` is not followed there);
-random draws are followed into ``ti.func`` calls, up to a few levels deep.
+``gl.verify`` use all three to say *why* values differ instead of blaming noise. Races follow a
+buffer the parallel loop passes into a ``ti.func`` (its indices read in the caller's terms); atomic
+adds are read from the kernel's own body only; random draws are followed into ``ti.func`` calls, up
+to a few levels deep.
 
 Examples
 --------
@@ -234,7 +235,7 @@ def _loop_text(loop: ast.For) -> str:
     return f"for {', '.join(ast.unparse(n) for n in names)} in {ast.unparse(loop.iter)}"
 
 
-def _accesses(loop: ast.For, arrays: set[str]) -> Iterator[tuple[str, ast.Subscript, bool]]:
+def _accesses(loop: ast.AST, arrays: set[str]) -> Iterator[tuple[str, ast.Subscript, bool]]:
     """``(param, subscript, written)`` for every element access of an ndarray parameter in the loop."""
     parents = {child: node for node in ast.walk(loop) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(loop):
@@ -275,25 +276,28 @@ def _atomics(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first
 def _races(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first: int) -> Iterator[Race]:
     """A buffer written at one index and read at others within one parallel loop.
 
+    Accesses inside a ``ti.func`` the loop passes the buffer to count too, at the call's line, their
+    indices written in the caller's terms (``write_at(a, i, a[i - 1])`` writes ``a[i]``).
     Left out: atomic adds (their read is the add itself), a buffer whose name is rebound in the loop,
-    reads of another slice (``grid[src, i, j]`` against a write to ``grid[dst, i, j]``: ping-pong
-    layers, apart whenever ``src != dst``), and red-black updates (every write under a parity test
-    of the loop variables, ``(i + j) & 1 == phase``, and every other read one step away along one
-    axis: a cell of the other colour).
+    reads of another plane the whole loop keeps (``grid[src, i, j]`` while writing ``grid[dst, i, j]``,
+    ``src`` and ``dst`` the same on every iteration: ping-pong layers, a race only if the caller makes
+    them equal), and red-black updates (every write under a parity test of the loop variables, ``(i + j) & 1 ==
+    phase``, and every other read one step away along one axis: a cell of the other colour).
     """
-    del scope
     rebound = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     parents = {child: node for node in ast.walk(loop) for child in ast.iter_child_nodes(node)}
     names = set(_loop_names(loop))
     writes: dict[str, dict[str, ast.Subscript]] = {}
     reads: dict[str, dict[str, ast.Subscript]] = {}
-    for param, sub, written in _accesses(loop, arrays - rebound):
+    found = [*_accesses(loop, arrays - rebound), *_func_accesses(loop, scope, arrays - rebound, 0)]
+    for param, sub, written in found:
         (writes if written else reads).setdefault(param, {}).setdefault(_index(sub), sub)
+    varying = names | rebound
     for param, written_at in writes.items():
         others = {
             i: sub
             for i, sub in reads.get(param, {}).items()
-            if i not in written_at and not all(_other_slice(w, sub, names | rebound) for w in written_at.values())
+            if i not in written_at and not all(_other_plane(w, sub, varying) for w in written_at.values())
         }
         if not others:
             continue
@@ -306,23 +310,58 @@ def _races(loop: ast.For, scope: Mapping[str, object], arrays: set[str], first: 
         yield Race(param, write, tuple(others), first + write_sub.lineno - 1, read_line, _loop_text(loop))
 
 
-def _other_slice(write: ast.Subscript, read: ast.Subscript, varying: set[str]) -> bool:
-    """Whether an axis indexes ``write`` and ``read`` with two different loop-invariant expressions.
+def _func_accesses(
+    body: ast.AST, scope: Mapping[str, object], arrays: set[str], depth: int
+) -> Iterator[tuple[str, ast.Subscript, bool]]:
+    """Accesses to ``arrays`` inside the ``ti.func``s called in ``body`` with one of them as an argument.
 
-    ``varying`` are the names that change inside the loop (its variables, names assigned in it).
-    Two literals that differ never meet; two invariant names (``src``, ``dst``) meet only if the
-    caller passes equal values, which a ping-pong graph does not: the rule stays quiet there rather
-    than warn of a race the graph's own bindings rule out.
+    Each is given as the caller's array indexed by the func's index with the func's parameters replaced
+    by the call's arguments, placed at the call's line. A func whose source cannot be read, that
+    rebinds a parameter or takes keyword arguments is left out; nested calls are followed a few levels.
     """
-    w = write.slice.elts if isinstance(write.slice, ast.Tuple) else [write.slice]
-    r = read.slice.elts if isinstance(read.slice, ast.Tuple) else [read.slice]
-    if len(w) != len(r):
-        return False
+    if depth >= _MAX_DEPTH:
+        return
+    for call in ast.walk(body):
+        if not isinstance(call, ast.Call) or call.keywords:
+            continue
+        passed = {k: a.id for k, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id in arrays}
+        callee = resolve_callee(call.func, scope) if passed else None
+        if callee is None or not is_taichi_function(callee):
+            continue
+        try:
+            fdef, inner_scope = parse_function(callee)  # type: ignore[arg-type]
+        except (OSError, TypeError, SyntaxError, StopIteration, ValueError):
+            continue
+        params = [a.arg for a in fdef.args.args]
+        if len(params) != len(call.args) or any(
+            isinstance(n, ast.Name) and n.id in params and not isinstance(n.ctx, ast.Load) for n in ast.walk(fdef)
+        ):
+            continue
+        mapping = dict(zip(params, call.args, strict=True))
+        inner_arrays = {params[k] for k in passed}
+        inner = [*_accesses(fdef, inner_arrays), *_func_accesses(fdef, inner_scope, inner_arrays, depth + 1)]
+        for param, sub, written in inner:
+            try:
+                index = _Substitute(mapping).visit(_copy(sub.slice))
+            except SyntaxError:  # a slice, which ndarrays do not take: nothing to compare
+                continue
+            array = passed[params.index(param)]
+            outer = ast.Subscript(value=ast.Name(id=array, ctx=ast.Load()), slice=index, ctx=sub.ctx)
+            yield array, ast.copy_location(outer, call), written
 
-    def invariant(expr: ast.expr) -> bool:
-        return not any(isinstance(n, ast.Name) and n.id in varying for n in ast.walk(expr))
 
-    return any(invariant(a) and invariant(b) and ast.dump(a) != ast.dump(b) for a, b in zip(w, r))
+class _Substitute(ast.NodeTransformer):
+    """Replace a func's parameter names with the caller's argument expressions."""
+
+    def __init__(self, mapping: Mapping[str, ast.expr]) -> None:
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return _copy(self.mapping[node.id]) if node.id in self.mapping else node
+
+
+def _copy(node: ast.expr) -> ast.expr:
+    return ast.parse(ast.unparse(node), mode="eval").body
 
 
 def _parity_guarded(access: ast.AST, parents: Mapping[ast.AST, ast.AST], names: set[str]) -> bool:
@@ -346,6 +385,23 @@ def _parity_guarded(access: ast.AST, parents: Mapping[ast.AST, ast.AST], names: 
 
 def _int_value(expr: ast.expr) -> int | None:
     return expr.value if isinstance(expr, ast.Constant) and type(expr.value) is int else None
+
+
+def _other_plane(write: ast.Subscript, read: ast.Subscript, varying: set[str]) -> bool:
+    """Whether some axis is indexed by two different expressions that no iteration changes (``dst``, ``src``)."""
+    w = write.slice.elts if isinstance(write.slice, ast.Tuple) else [write.slice]
+    r = read.slice.elts if isinstance(read.slice, ast.Tuple) else [read.slice]
+    return len(w) == len(r) and any(
+        ast.dump(a) != ast.dump(b) and _invariant(a, varying) and _invariant(b, varying) for a, b in zip(w, r)
+    )
+
+
+def _invariant(expr: ast.expr, varying: set[str]) -> bool:
+    """Names, numbers and arithmetic on them, none a loop variable or assigned in the loop."""
+    return all(isinstance(n, _PURE) and not (isinstance(n, ast.Name) and n.id in varying) for n in ast.walk(expr))
+
+
+_PURE = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.expr_context, ast.operator, ast.unaryop)
 
 
 def _unit_step(write: ast.Subscript, read: ast.Subscript) -> bool:

@@ -17,7 +17,8 @@ kernel's Python source, and only where they are certain:
 
 Each such access gives ``J.shape[a] >= x.shape[k]``, required whenever the enclosing loops run at
 least once. A constant bound gives ``grid.shape[a] >= 128``: a literal (``ti.ndrange(128, 128)``,
-``range(4, 16)``) or a module constant (``GRID_SIZE = 128`` at module level). A module constant is
+``range(4, 16)``) or a module constant (``GRID_SIZE = 128`` at module level), also under
+``ti.static(...)`` or in ``+ - * //`` of such (``GRID_SIZE * 2``). A module constant is
 read once, as an ``int`` and nothing else (no code runs: only the global's current value), when the
 kernel's facts are first read; Taichi reads it once too, when it compiles the kernel, and keeps that
 value, so rebinding the constant later changes neither. A literal index ``x[3]`` gives
@@ -42,6 +43,7 @@ Examples
 """
 
 import ast
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -257,6 +259,14 @@ def _facts(
         yield text, found, covered
 
 
+_FOLDED: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+}
+
+
 class _LoopReader:
     """What a ``for`` loop's variables run over, or None when it is not a loop of known length."""
 
@@ -266,12 +276,24 @@ class _LoopReader:
         self.local = local  # names the kernel assigns: they shadow a module constant of that name
 
     def const(self, expr: ast.expr) -> int | None:
-        """An int literal, or a module constant holding an int (read, never called or evaluated)."""
+        """An int literal, a module constant holding an int (read, never called or evaluated), either
+        under ``ti.static(...)``, or ``+``, ``-``, ``*``, ``//`` of them (``GRID_SIZE * 2``), which
+        Taichi folds in Python before it compiles the kernel."""
         if isinstance(expr, ast.Constant):
             return expr.value if type(expr.value) is int else None
         if isinstance(expr, ast.Name) and expr.id not in self.local and expr.id not in self.arrays:
             value = self.scope.get(expr.id)
             return value if type(value) is int else None  # bool and int subclasses are not taken
+        if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+            callee = resolve_callee(expr.func, self.scope)
+            if module_of(callee).split(".")[0] == "taichi" and getattr(callee, "__name__", "") == "static":
+                return self.const(expr.args[0])  # ti.static(GRID_SIZE): the same Python int
+            return None
+        if isinstance(expr, ast.BinOp) and type(expr.op) in _FOLDED:
+            left, right = self.const(expr.left), self.const(expr.right)
+            if left is None or right is None or (isinstance(expr.op, ast.FloorDiv) and right == 0):
+                return None
+            return _FOLDED[type(expr.op)](left, right)
         return None
 
     def read(self, loop: ast.For) -> tuple[list[str], list[Components]] | None:

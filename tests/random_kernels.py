@@ -66,13 +66,50 @@ def red_black(z: Plane, phase: ti.i32):
             z[i, j] = (z[i + 1, j] + z[i - 1, j] + z[i, j + 1] + z[i, j - 1]) / 4.0
 
 
-Layers = ti.types.ndarray(ti.f32, ndim=3)
+@ti.func
+def store(field: ti.template(), k, value):
+    field[k] = value
+
+
+@ti.func
+def load(field: ti.template(), k):
+    return field[k]
+
+
+@ti.func
+def shift_from(field: ti.template(), i):
+    store(field, i, load(field, i - 1))  # two levels down: the caller's a[i] and a[i - 1]
 
 
 @ti.kernel
-def ping_pong(grid: Layers, src: ti.i32, dst: ti.i32):
+def smear_through_funcs(a: Line):
+    for i in a:
+        if i > 0:
+            shift_from(a, i)
+
+
+@ti.kernel
+def scale_through_funcs(a: Line):
+    for i in a:
+        store(a, i, load(a, i) * 2.0)  # one element per thread: no race
+
+
+@ti.kernel
+def ping_pong(grid: ti.types.ndarray(dtype=ti.f32, ndim=3), src: ti.i32, dst: ti.i32):
     for i, j in ti.ndrange(grid.shape[1], grid.shape[2]):
-        grid[dst, i, j] = 0.5 * (grid[src, i, j] + grid[src, ti.max(i - 1, 0), j])
+        if i > 0:
+            grid[dst, i, j] = grid[src, i - 1, j]  # layers the whole loop keeps: not a race unless src == dst
+
+
+@ti.kernel
+def ping_pong_moving(grid: ti.types.ndarray(dtype=ti.f32, ndim=3)):
+    for i, j in ti.ndrange(grid.shape[1], grid.shape[2]):
+        src = i % 2
+        if i > 0:
+            grid[0, i, j] = grid[src, i - 1, j]  # a layer that changes with i: it may be the one written
+
+
+Layers = ti.types.ndarray(ti.f32, ndim=3)
 
 
 @ti.kernel

@@ -358,3 +358,39 @@ def test_dead_write_follows_the_order():
     g2.dispatch(fill_then_use, x, tmp, g2.ndarray("y", ti.f32, ndim=1))
     assert {(d.node, d.arg) for d in diagnostics(g2, "GL010")} == {(first, "tmp")}
     assert all(d.arg != "tmp" for d in diagnostics(g2, "GL009"))
+
+
+@ti.kernel
+def sum_then_shift(t: f32_1d, total: ti.types.ndarray(dtype=ti.f32, ndim=0), x: f32_1d):
+    for i in t:
+        total[None] += t[i]
+    for i in x:
+        x[i] = x[i] + total[None]
+
+
+@ti.kernel
+def sum_and_shift_in_one_loop(t: f32_1d, total: ti.types.ndarray(dtype=ti.f32, ndim=0), x: f32_1d):
+    for i in t:
+        total[None] += t[i]
+        x[i] = total[None]
+
+
+@ti.kernel
+def clear_total(total: ti.types.ndarray(dtype=ti.f32, ndim=0)):
+    total[None] = 0.0
+
+
+@pytest.mark.parametrize("access", ["ast", "auto"])
+def test_an_accumulator_summed_then_read_in_a_later_loop_is_no_dead_write(access):
+    """``total[None] += ...`` then a later top-level loop reading it: GL010 said the sum was never read."""
+
+    def gl010(kernel):
+        g = gl.Graph("acc")
+        t, total = g.ndarray("t", ti.f32, ndim=1, role="input"), g.ndarray("total", ti.f32, ndim=0, role="temp")
+        g.dispatch(clear_total, total)
+        node = g.dispatch(kernel, t, total, g.ndarray("x", ti.f32, ndim=1))
+        return node, [(d.node, d.arg) for d in g.validate(access=access) if d.code == "GL010"]
+
+    assert gl010(sum_then_shift)[1] == []
+    node, found = gl010(sum_and_shift_in_one_loop)  # read in the same parallel loop: not proven, still said
+    assert found == [(node, "total")]

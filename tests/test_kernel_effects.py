@@ -250,3 +250,22 @@ def test_compare_against_a_module_names_the_random_dispatch(ti_cpu, tmp_path):
     assert found is not None and (found.step_id, found.archs) == ("shake", ("x64", "vulkan module"))
     assert str(found).startswith("dispatch 'shake' draws random numbers (ti.randn() in noise")
     assert found.to_dict()["random"] == found.random and "use graphlab.random" in found.to_dict()["text"]
+
+
+def test_a_race_through_ti_funcs_is_found_in_the_callers_terms(ti_cpu):
+    """A buffer written and read at other indices inside ``ti.func``s the loop calls was not followed."""
+    [race] = kernel_effects(rk.smear_through_funcs).races
+    assert (race.param, race.write, race.reads, race.loop) == ("a", "i", ("i - 1",), "for i in a")
+    assert race.write_line == race.read_line == _line(rk.smear_through_funcs, "shift_from(a, i)")
+    assert kernel_effects(rk.scale_through_funcs).races == ()
+    g = gl.Graph("smear")
+    g.dispatch(rk.smear_through_funcs, g.ndarray("a", ti.f32, ndim=1))
+    [diag] = [d for d in g.validate() if d.code == "GL028"]
+    assert "'a' is written at [i]" in diag.message and "read at [i - 1]" in diag.message
+
+
+def test_reading_a_plane_the_loop_keeps_while_writing_another_is_no_race(ti_cpu):
+    """``grid[dst, i, j] = grid[src, i - 1, j]`` (ping-pong layers) was GL028 in the constant_grid workload."""
+    assert kernel_effects(rk.ping_pong).races == ()
+    [race] = kernel_effects(rk.ping_pong_moving).races
+    assert (race.write, race.reads) == ("0, i, j", ("src, i - 1, j",))

@@ -24,7 +24,7 @@ import pytest
 
 from graphlab.childrun import run_child
 from graphlab.fileio import atomic_write_text
-from graphlab.leftovers import owner_tag
+from graphlab.leftovers import owner_tag, scratch_prefix
 
 TESTS = str(Path(__file__).resolve().parent)
 ROOT = str(Path(__file__).resolve().parents[1])
@@ -178,3 +178,28 @@ def test_a_save_killed_half_way_leaves_a_temporary_the_next_save_deletes(tmp_pat
     assert not left[0].exists(), "the next save into the folder deletes the killed save's temporary"
     assert live.exists(), "a live process's temporary is never deleted"
     assert target.read_text() == "old"
+
+
+BOUNDS_PARENT = """
+import numpy as np, taichi as ti, graphlab as gl
+from temps_kernels import issue_graph
+ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
+issue_graph().run(x=np.ones(1 << 20, np.float32), y=np.zeros(1 << 20, np.float32), bounds="check")
+"""
+
+
+def test_a_bounds_check_killed_half_way_leaves_a_scratch_folder_the_next_one_deletes(started):
+    """``bounds='check'`` copies every value into its scratch folder; it was named with no owner, so it stayed."""
+    parent = start_parent(BOUNDS_PARENT, started)
+    scratch = Path(tempfile.gettempdir())
+    own = f"graphlab-bounds-{owner_tag().split('-')[0]}-{parent.pid}-"
+    assert wait_for(lambda: any(p.name.startswith(own) for p in scratch.iterdir()), 60), "no owned scratch folder"
+    assert wait_for(lambda: children(parent.pid), 30), "the parent did not start its checked run"
+    started.extend(children(parent.pid))
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    assert all(wait_for(lambda pid=pid: gone(pid), 10) for pid in started[1:]), "the checked run outlived its parent"
+    left = [p for p in scratch.iterdir() if p.name.startswith(own)]
+    assert left, "a killed parent cannot clean up: its scratch folder is still there"
+    scratch_prefix("bounds")  # what the next checked run calls before making its own
+    assert not any(p.exists() for p in left), "the next checked run deletes a dead process's scratch folder"

@@ -32,14 +32,14 @@ READERS = {
 }
 
 
-def run_reader(reader: str, path: Path) -> str:
+def run_reader(reader: str, path: Path, call: str | None = None) -> str:
     """What ``reader`` says about ``path``, in a child given 30 s and 1 GiB (a reader of /dev/zero ends sooner)."""
     code = textwrap.dedent(f"""
         import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
         from pathlib import Path
         PATH = {str(path)!r}
         try:
-            {READERS[reader]}
+            {call or READERS[reader]}
         except Exception as exc:
             print(type(exc).__name__, exc)
         else:
@@ -114,3 +114,24 @@ def test_a_valid_manifest_and_graph_file_still_read(tmp_path):
     assert run_reader("draw_file", tmp_path / "g.graph.json") == "read"
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "x"}))
     assert load_manifest_json(tmp_path) == {"format": "x"}
+
+
+@pytest.mark.parametrize("swap", ["fifo", "folder"])
+def test_a_listed_module_file_swapped_for_a_fifo_or_folder_is_named_as_such(tmp_path, swap):
+    """A module file turned into a FIFO was reported "missing since export"; it is there, and not a file."""
+    code = textwrap.dedent(f"""
+        import contextlib, taichi as ti, graphlab as gl
+        from graphlab import doc_kernels
+        with contextlib.redirect_stdout(None):
+            ti.init(arch=ti.cpu, log_level=ti.WARN)
+        gl.export(doc_kernels.demo_graph(), {str(tmp_path / "m")!r}, arch="x64", dims={{"n": 4}}, progress=False)
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [ll] = sorted((tmp_path / "m" / "module").glob("*.ll"))[:1]
+    ll.unlink()
+    os.mkfifo(ll) if swap == "fifo" else ll.mkdir()
+    said = run_reader("", ll, "import graphlab as gl; gl.load_module(Path(PATH).parents[1])")
+    kind = "a FIFO" if swap == "fifo" else "a folder"
+    assert f"{ll} is not the file the export wrote: not a regular file ({kind})" in said, said

@@ -84,6 +84,50 @@ def test_only_an_int_module_constant_is_read(kernel):
     assert facts(kernel) == []
 
 
+V2 = ti.types.ndarray(dtype=ti.f32, ndim=2)
+
+
+@ti.kernel
+def static_bounds(grid: V2):
+    for i, j in ti.ndrange(ti.static(GRID_SIZE), ti.static(GRID_SIZE // 4)):
+        grid[i, j] = 1.0
+
+
+@ti.kernel
+def static_range(x: V1):
+    for i in range(ti.static(GRID_SIZE)):
+        x[i] = 1.0
+
+
+@ti.kernel
+def folded_bound(x: V1):
+    for i in range(GRID_SIZE * 2 - 1):
+        x[i] = 1.0
+
+
+@ti.kernel
+def unfoldable_bounds(x: V1):
+    for i in range(GRID_SIZE // 0 + NOT_AN_INT * 2):
+        x[i] = 1.0
+
+
+def test_a_constant_under_ti_static_or_folded_arithmetic_is_a_bound(ti_cpu):
+    """Taichi folds ``ti.static(GRID_SIZE)`` and ``GRID_SIZE * 2 - 1`` to Python ints before compiling;
+    unread, a too-small grid segfaulted the process."""
+    loop = "for (i, j) in ti.ndrange(ti.static(GRID_SIZE), ti.static(GRID_SIZE // 4))"
+    assert facts(static_bounds) == [
+        f"grid.shape[0] >= 128 (grid[i, j] in {loop})",
+        f"grid.shape[1] >= 32 (grid[i, j] in {loop})",
+    ]
+    assert facts(static_range) == ["x.shape[0] >= 128 (x[i] in for i in range(ti.static(GRID_SIZE)))"]
+    assert facts(folded_bound) == ["x.shape[0] >= 255 (x[i] in for i in range(GRID_SIZE * 2 - 1))"]
+    assert facts(unfoldable_bounds) == []  # a division by zero or a float is not a bound
+    g = gl.Graph("static_grid")
+    g.dispatch(static_bounds, g.ndarray("grid", ti.f32, ndim=2))
+    with pytest.raises(gl.GraphRunError, match=r"needs shape\[1\] >= 32, the constant bound of its loop; got 16 < 32"):
+        g.run(grid=np.zeros((128, 16), np.float32))
+
+
 def grid_graph(shape=None) -> gl.Graph:
     g = gl.Graph("grid")
     g.dispatch(fill_layer, g.scalar("layer", ti.i32), g.ndarray("grid", ti.f32, ndim=3, shape=shape))

@@ -96,6 +96,19 @@ def test_the_cli_generates_values_with_dim_and_leaves_temps_to_the_runner(ti_cpu
     g.debug(values, m=M).continue_()  # what run_compare does with the --dim it got
 
 
+def test_the_cli_run_sizes_temps_with_dim_as_compare_does(ti_cpu, tmp_path, capsys):
+    """``graphlab run --dim m=4`` sized the generated values only, then refused temp 'grid' for want of 'm'."""
+    temps_graph().save(tmp_path / "temps.graph.json")
+    np.savez(tmp_path / "start.npz", **temps_values())
+    kernels = str(Path(__file__).with_name("temps_kernels.py"))
+    args = ["run", str(tmp_path / "temps.graph.json"), "--kernels", kernels, "--values", str(tmp_path / "start.npz")]
+    assert main([*args, "--dim", f"m={M}", "-o", str(tmp_path / "out.npz")]) == 0, capsys.readouterr().err
+    with np.load(tmp_path / "out.npz") as out:
+        np.testing.assert_array_equal(out["y"], temps_expected())
+    assert main(args) == 2
+    assert "temp 'grid' has shape ('m',), but no value or dim sizes 'm'; give --dim m=SIZE" in capsys.readouterr().err
+
+
 def test_the_widget_takes_the_temps_dim_among_its_values_for_debug_and_export(ti_cpu, tmp_path):
     ed = gl.editor(temps_graph(), kernels=[], access="ast", values={**temps_values(), "m": M})
     try:

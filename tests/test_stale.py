@@ -1,6 +1,12 @@
 """A compiled graph outliving its Taichi runtime raises instead of crashing the process."""
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 import taichi as ti
 
@@ -37,3 +43,31 @@ def test_graph_run_recompiles_for_a_new_runtime(ti_cpu):
     a = ti.ndarray(ti.f32, shape=3)
     g.run(a=a)
     assert a.to_numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+NO_INIT = """
+import numpy as np, taichi as ti, graphlab as gl
+from graphlab import doc_kernels
+try:
+    doc_kernels.demo_graph().run(x=np.zeros(4, np.float32), y=np.zeros(4, np.float32), value=1.0, a=2.0)
+except gl.GraphRunError as exc:
+    print("refused:", exc)
+"""
+
+
+@pytest.mark.parametrize("how", ["reset", "never"])
+def test_compiling_with_no_runtime_names_ti_init(ti_cpu, how):
+    """With no ti.init (or after ti.reset) compile, run and debug raised AttributeError from Taichi's config."""
+    fix = "Taichi has no runtime (no ti.init yet, or ti.reset since); call ti.init(arch=...) first"
+    if how == "never":
+        root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": root}
+        done = subprocess.run([sys.executable, "-c", NO_INIT], capture_output=True, text=True, timeout=120, env=env)
+        assert f"refused: graph 'demo' cannot compile: {fix}" in done.stdout, done.stderr[-2000:]
+        return
+    g = gl.Graph("g")
+    g.dispatch(ones, g.ndarray("a", ti.f32, ndim=1))
+    ti.reset()
+    for attempt in (g.compile, lambda: g.run(a=np.zeros(2, np.float32)), lambda: g.debug(a=np.zeros(2, np.float32))):
+        with pytest.raises(gl.GraphRunError, match=re.escape(fix)):
+            attempt()

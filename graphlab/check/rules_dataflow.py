@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from graphlab.access import AccessFlag, FirstAccess
+from graphlab.access_order import reads_own_write
 from graphlab.check.context import CheckContext
 from graphlab.dataflow import READ, WRITE
 from graphlab.diagnostics import Diagnostic
@@ -51,12 +52,14 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
 
     Order inside a kernel counts (:class:`graphlab.access.FirstAccess`): a kernel that writes a temp
     before it reads it neither reads it uninitialised nor reads an earlier dispatch's write, and its
-    own write is used. GL009 is an error only where the first access is certainly a read; where the
-    analysis cannot tell, it is a warning that says "may".
+    own write is used; so is the write of one that reads the temp in a later top-level loop than one
+    that writes it (an accumulator summed, then used). GL009 is an error only where the first access
+    is certainly a read; where the analysis cannot tell, it is a warning that says "may".
     """
     temps = {n for n, a in graph.args.items() if a.role == "temp" and a.is_buffer}
     if not temps:
         return
+    nodes = dict(ctx.node_ids)
     written: set[str] = set()
     last_writer: dict[str, str] = {}
     write_read: dict[tuple[str, str], bool] = {}  # (temp, writer node id) -> read by someone later
@@ -74,7 +77,7 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                     write_read[(arg, last_writer[arg])] = True
             if flags & WRITE:
                 # a kernel that writes before it reads uses its own write
-                own_use = bool(flags & READ) and not first.may_read
+                own_use = bool(flags & READ) and (not first.may_read or _reads_own_write(nodes.get(entry.node_id), arg))
                 write_read[(arg, entry.node_id)] = write_read.get((arg, entry.node_id), False) or own_use
                 last_writer[arg] = entry.node_id
                 written.add(arg)
@@ -88,6 +91,13 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
                 arg,
                 "remove the write, or declare the arg role='output' to keep it",
             )
+
+
+def _reads_own_write(node: object, arg: str) -> bool:
+    """Whether the dispatch's kernel reads ``arg`` in a later top-level statement than one that writes it."""
+    if not isinstance(node, Dispatch):
+        return False
+    return any(bound == arg and reads_own_write(node.kernel.fn, param) for param, bound in node.bindings)
 
 
 def _uninitialised(arg: str, node_id: str, *, certain: bool) -> Diagnostic:

@@ -20,6 +20,7 @@ from graphlab.export.errors import ManifestError
 from graphlab.export.manifest import MANIFEST_FORMAT, Manifest, load_manifest_json, manifest_error, path_problem
 from graphlab.export.module_meta import check_against_module
 from graphlab.export.signature import check_signature
+from graphlab.fileio import read_limited
 
 __all__ = [
     "SEALED_FOLDERS",
@@ -33,6 +34,9 @@ __all__ = [
 
 #: Folders whose every file must be listed in ``files`` (what ti_load_aot_module reads).
 SEALED_FOLDERS = ("module",)
+
+#: The most bytes one listed module file may hold (an ``.ll`` of a large graph is a few MB).
+MAX_MODULE_FILE_BYTES = 1 << 30
 
 
 def listed_files(folder: Path) -> set[str]:
@@ -77,9 +81,12 @@ def check_listed(manifest: Manifest, name: str, json_path: str | None = None) ->
     if problem is not None:
         raise manifest_error(folder, where, problem)
     path = folder / name
-    if not path.is_file():
-        raise manifest_error(folder, where, f"{path} is missing since export")
-    content = path.read_bytes()
+    try:
+        content = read_limited(path, limit=MAX_MODULE_FILE_BYTES)
+    except FileNotFoundError as exc:
+        raise manifest_error(folder, where, f"{path} is missing since export") from exc
+    except OSError as exc:  # a FIFO, a device or a folder swapped in: refused before a read that never ends
+        raise manifest_error(folder, where, f"{path} is not the file the export wrote: {exc.strerror}") from exc
     if hashlib.sha256(content).hexdigest() != digest:
         raise manifest_error(folder, where, f"{path} is changed since export (its sha256 differs)")
     return content
