@@ -57,13 +57,8 @@ class Uses:
     def debug(self, graph: Graph, values: Mapping[str, Any] | None, **kwargs: Any) -> DebugSession:
         from graphlab.debug.session import DebugSession  # import cost: Taichi
 
+        kwargs.setdefault("module_runner", module_runner)  # compare(folder): the exporter runs the module
         return DebugSession(graph, values, **kwargs)
-
-    def module_runner(self, folder: Any, graph: Graph, start: Mapping[str, Any]) -> ModuleRunner:
-        """An exported module as the other side of ``dbg.compare(folder)`` (debug and export are siblings)."""
-        from graphlab.export.module_runner import ModuleRunner  # import cost: Taichi's C runtime
-
-        return ModuleRunner(folder, graph, start)
 
     def save(self, graph: Graph, path: Any) -> None:
         graphfile.save(graph, path)
@@ -73,6 +68,14 @@ class Uses:
 
     def to_code(self, graph: Graph) -> str:
         return codegen.to_code(graph)
+
+
+def module_runner(folder: Any, graph: Graph, start: Mapping[str, Any]) -> ModuleRunner:
+    """An exported module as the other side of ``dbg.compare(folder)``: built here, where both the
+    debugger and the exporter (siblings that must not import each other) can be seen."""
+    from graphlab.export.module_runner import ModuleRunner  # import cost: Taichi's C runtime
+
+    return ModuleRunner(folder, graph, start)
 
 
 conveniences.USES = Uses()

@@ -1,10 +1,10 @@
 """Where a target is: the position a step index, step id, repetition id or node id names.
 
-:class:`SessionLookup` is the part of :class:`~graphlab.debug.session.DebugSession` that turns what
+:class:`Targets` is what :class:`~graphlab.debug.session.DebugSession` asks to turn what
 a control is given (``run_to("substep[37]")``, ``goto(12)``, ``inspect(at=...)``) into a position,
 or into a :class:`~graphlab.debug.session_running.Goal` when, with control flow, the step is not
-recorded yet; bad targets get an error naming the nearby ids. It is a mixin: the session's state it
-reads is declared below and set by ``DebugSession.__init__``.
+recorded yet; bad targets get an error naming the nearby ids. It reads the graph and the session's
+step table, given when the session is made.
 """
 
 from __future__ import annotations
@@ -17,21 +17,22 @@ from graphlab.debug.steps import step_kind, unknown_id
 from graphlab.ids import parse_id, runs_once
 
 if TYPE_CHECKING:
-    from graphlab.debug.flow import Recorder
     from graphlab.debug.steps import StepTable
     from graphlab.graph import Graph
 
 
-class SessionLookup:
-    """Positions and goals from the targets a control is given (a mixin of ``DebugSession``)."""
+class Targets:
+    """Positions and goals from the targets a control is given; ``flow``: the graph has control flow
+    (its steps are recorded as the session runs)."""
 
-    graph: Graph
-    _table: StepTable
-    _recorder: Recorder | None
+    def __init__(self, graph: Graph, table: StepTable, *, flow: bool) -> None:
+        self.graph = graph
+        self._table = table
+        self._flow = flow
 
-    def _index(self, target: str | int, what: str) -> int:
+    def index(self, target: str | int, what: str) -> int:
         """The position ``target`` names, which must be known (recorded, with control flow)."""
-        q = self._lookup(target, what)
+        q = self.lookup(target, what)
         if q is None:
             raise DebugError(
                 f"{what}({target!r}): that step has not run yet, and which steps run depends on the graph's flags; "
@@ -39,7 +40,7 @@ class SessionLookup:
             )
         return q
 
-    def _lookup(self, target: str | int, what: str) -> int | None:
+    def lookup(self, target: str | int, what: str) -> int | None:
         """The position ``target`` names; None for a step of a control-flow graph that fits the
         graph but is not recorded yet (it may still run)."""
         table = self._table
@@ -52,19 +53,19 @@ class SessionLookup:
             return target if target <= n else None
         if target in table.by_id:
             return table.by_id[target]
-        kind = self._id_kind(target)
-        if kind == "node" and self._recorder is not None and runs_once(self.graph, target):
+        kind = self.id_kind(target)
+        if kind == "node" and self._flow and runs_once(self.graph, target):
             kind = "step"  # its step id is its node id (branch/then/halve)
         if kind == "repetition" and table.scope_start(target) is not None:
             return table.scope_start(target)
         if kind == "node":
             known = table.by_node.get(target)
-            if known is None and self._recorder is None:
+            if known is None and not self._flow:
                 raise unknown_id(target, table.by_node, f"{what}(): node")
             self.graph.node(target)  # raises for an id that is no node
             example = f"e.g. {table.steps[known[0]].id!r}, " if known else ""
             raise DebugError(f"{what}({target!r}): a node runs at many steps; name one, {example}or give a step index")
-        if self._recorder is None:
+        if not self._flow:
             if kind == "step":
                 raise unknown_id(target, table.by_id, f"{what}(): step")
             raise DebugError(f"{what}({target!r}): no such repetition")
@@ -75,18 +76,18 @@ class SessionLookup:
             )
         return None
 
-    def _id_kind(self, target: str) -> str:
+    def id_kind(self, target: str) -> str:
         """``"node"``, ``"step"`` or ``"repetition"``; with control flow, checked against the graph."""
-        if self._recorder is not None:
+        if self._flow:
             return parse_id(self.graph, target)[0]
         return step_kind(target)
 
-    def _goal(self, target: str | int, q: int | None) -> Goal:
+    def goal(self, target: str | int, q: int | None) -> Goal:
         """Where a forward run to ``target`` stops: a known position ``q``, else where it gets recorded."""
         if q is not None:
             return Goal(lambda t: q, "")
         if isinstance(target, int):
             return Goal(lambda t: target if target <= t.count else None, f"step {target}")
-        if self._id_kind(target) == "repetition":
+        if self.id_kind(target) == "repetition":
             return Goal(lambda t: t.scope_start(target), repr(target))
         return Goal(lambda t: t.by_id.get(target), repr(target))

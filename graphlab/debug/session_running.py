@@ -1,12 +1,12 @@
 """Running a debug session: forward to a goal, at compiled speed or step by step, and back again.
 
-:class:`SessionRunning` is the engine under :class:`~graphlab.debug.session.DebugSession`'s controls.
+:class:`SessionEngine` is the engine under :class:`~graphlab.debug.session.DebugSession`'s controls.
 A forward run goes to a :class:`Goal`, stopping first at breakpoints, conditions or a hunt's find:
 spans with nothing to check run as compiled segments (:mod:`graphlab.debug.runner`) with one mark
 of the buffers they write; checked runs go piece by piece and step a piece again to find the exact
 dispatch; a fault is located by stepping the dispatches one by one. Going back restores held copies
-(:mod:`graphlab.debug.timeline`), else rebuilds from the nearest state and replays. It is a mixin:
-the session's state it reads is declared below and set by ``DebugSession.__init__``.
+(:mod:`graphlab.debug.timeline`), else rebuilds from the nearest state and replays. The engine is
+given the parts it drives when the session is made, and owns the position.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphlab.bridge import runtime as bridge
 from graphlab.debug.breakpoints import Breakpoint, BreakpointSet, Check, ConditionCheck, Every, NonfiniteHunt
-from graphlab.debug.report import Fault, Halt, StepRef, Stop, StopReason
+from graphlab.debug.report import Fault, Halt, StepRef, StopReason
 from graphlab.debug.session_errors import RebuildError
 from graphlab.debug.steps import StepTable
 from graphlab.debug.timing import timed
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from graphlab.debug.flow import Recorder
     from graphlab.debug.redraws import Redraws
     from graphlab.debug.runner import Granularity, Piece, SegmentRunner
-    from graphlab.debug.session import DebugOptions
     from graphlab.debug.timeline import Timeline
     from graphlab.debug.timing import TimingRecorder
 
@@ -50,44 +49,85 @@ class Goal:
 END = Goal(lambda t: t.count if t.complete else None, "")
 
 
-class SessionRunning:
-    """Forward runs, fault location and going back in a debug session (a mixin of ``DebugSession``)."""
+class SessionEngine:
+    """The position of a debug session and what moves it: forward runs, fault location, going back.
 
-    options: DebugOptions
-    faults: list[Fault]
-    _breaks: BreakpointSet
-    _table: StepTable
-    _live: dict[str, Any]
-    _values: dict[str, Any]
-    _canon: dict[str, str]
-    _recorder: Recorder | None
-    _segments: SegmentRunner
-    _timeline: Timeline
-    _timing: TimingRecorder
-    _pos: int
-    _state: int
-    _redraws: Redraws
-    notes: list[str]
+    It is given the parts it drives (the step table, the segment runner, the snapshot timeline, the
+    breakpoint set ...) and owns the position (``pos``), the live-state counter (``state``, bumped
+    whenever the live buffers change) and, with control flow, the timeline recorder (``recorder``).
+    """
 
-    if TYPE_CHECKING:  # defined by DebugSession
+    def __init__(
+        self,
+        table: StepTable,
+        segments: SegmentRunner,
+        timeline: Timeline,
+        breaks: BreakpointSet,
+        *,
+        values: dict[str, Any],
+        canon: dict[str, str],
+        live: dict[str, Any],
+        recorder: Recorder | None,
+        node_writes: Mapping[str, frozenset[str]],
+        redraws: Redraws,
+        timing: TimingRecorder,
+        fast_forward: bool,
+        notes: list[str],
+        faults: list[Fault],
+    ) -> None:
+        self._table = table
+        self._segments = segments
+        self._timeline = timeline
+        self._breaks = breaks
+        self._values = values
+        self._canon = canon
+        self._live = live
+        self.recorder = recorder
+        self._node_writes = node_writes
+        self._redraws = redraws
+        self._timing = timing
+        self._fast_forward = fast_forward
+        self.notes = notes
+        self.faults = faults
+        self.pos = 0
+        self.state = 0
 
-        def _alive(self) -> None: ...
+    def known(self, k: int) -> bool:
+        """Whether step ``k`` exists; at the end of the recorded timeline (only where the position
+        stands) this records the next steps, deciding the control points on the live buffers."""
+        while k >= self._table.count and not self._table.complete:
+            self._extend()
+        return k < self._table.count
 
-        def _resolve(self, name: str) -> Any: ...
+    def _extend(self) -> None:
+        """Record the next visit of a plan segment; mark the table complete at the graph's end."""
+        assert self.recorder is not None and self.pos == self._table.count
+        recorded = self.recorder.extend(self._values, self._table.count)
+        if recorded is None:
+            self._table.complete = True
+            return
+        writes = [self._node_writes.get(step.node_id, frozenset()) for step in recorded.steps]
+        self._table.append(recorded.steps, writes, recorded.scopes, recorded.blocks, recorded.chunk)
 
-        def _known(self, k: int) -> bool: ...
+    def rewind(self, q: int) -> None:
+        """Go back to position ``q`` (behind the current one), noting random dispatches undone."""
+        self._redraws.rewound(self._table.steps, q, self.pos)
+        self.back_to(q)
 
-        def _stop(
-            self,
-            reason: StopReason,
-            start: int,
-            t0: float,
-            halt: Halt | None = None,
-            *,
-            restored: set[str] | None = None,
-        ) -> Stop: ...
+    def restart(self) -> set[str]:
+        """Put every buffer back to the initial state and, with control flow, forget the recorded
+        timeline; the buffers restored."""
+        restored = self._table.written_between(0, self.pos)
+        self._redraws.rewound(self._table.steps, 0, self.pos)
+        self._timeline.restore(0, self.pos)
+        self._timeline.clear()
+        self.pos, self.state = 0, self.state + 1
+        if self.recorder is not None:
+            self.recorder = self.recorder.fresh()
+            self._table.reset()
+        return restored
 
-    def _advance(
+    def advance(
         self,
         goal: Goal,
         reason: StopReason,
@@ -96,49 +136,51 @@ class SessionRunning:
         conditions: bool = True,
         hunt: Every | None = None,
         known: Mapping[str, np.ndarray] | None = None,
-    ) -> Stop:
+    ) -> Halt:
         """Run forward to ``goal``, stopping first at breakpoints (``locations``), conditions or a
         hunt's find. With control flow the goal may lie past the recorded timeline: run to its end,
         record what comes next (deciding on the live buffers), and go on. ``known``: where buffers
-        already hold NaN/Inf, which the hunt passes over (it stops where they spread)."""
-        self._alive()
-        t0, start = time.perf_counter(), self._pos
+        already hold NaN/Inf, which the hunt passes over (it stops where they spread).
+
+        Returns the halt the session makes its stop of (its ``reason`` is the stop's).
+        """
+        start = self.pos
         conds = self._breaks.conditions() if conditions else []
         check: Check | None = None
         if hunt is not None:
             check = NonfiniteHunt(self._table, self._live, list(self._live), known)
         elif conds:
-            already = self._breaks.arm(self._resolve)
+            already = self._breaks.arm(self._values.__getitem__)
             if already:
                 texts = ", ".join(bp.target for bp in already)
                 note = (
-                    f"{texts} already true at step {self._pos}, where this run began (checked first when new): "
+                    f"{texts} already true at step {self.pos}, where this run began (checked first when new): "
                     "no dispatch of this run made it true; continue_() again stops where it next turns true"
                 )
-                return self._stop("condition", start, t0, Halt("condition", tuple(already), note=note, already=True))
-            check = ConditionCheck(self._breaks, self._resolve)
-        fine = (hunt == "dispatch") or any(bp.every == "dispatch" for bp in conds) or not self.options.fast_forward
+                return Halt("condition", tuple(already), note=note, already=True)
+            check = ConditionCheck(self._breaks, self._values.__getitem__)
+        fine = (hunt == "dispatch") or any(bp.every == "dispatch" for bp in conds) or not self._fast_forward
         granularity: Granularity = "dispatch" if fine else "repetition" if check else "span"
-        if check is None and granularity == "span" and self._recorder is not None:
+        if check is None and granularity == "span" and self.recorder is not None:
             halt, hits, missed = self._fly(start, goal, locations)
         else:
             halt, hits, missed = self._walk(start, goal, locations, granularity, check)
         if halt is not None:
-            return self._stop(halt.reason, start, t0, halt)
+            return halt
         if hits:
-            return self._stop("breakpoint", start, t0, Halt("breakpoint", tuple(hits)))
+            return Halt("breakpoint", tuple(hits))
         note = ""
         if missed and goal.what:
-            note = f"the run ended at step {self._pos} without reaching {goal.what}: the flags took another path"
-        return self._stop(reason, start, t0, Halt(reason, note=note))
+            note = f"the run ended at step {self.pos} without reaching {goal.what}: the flags took another path"
+        return Halt(reason, note=note)
 
     def _limit(self, goal: Goal, start: int, locations: bool) -> tuple[int | None, int, list[Breakpoint]]:
         """The goal if the recorded steps show it, where to run to now, and the breakpoints there
         (a breakpoint at the control's start does not stop it again)."""
         target = goal.find(self._table)
-        limit, hits = self._table.count if target is None else max(target, self._pos), list[Breakpoint]()
+        limit, hits = self._table.count if target is None else max(target, self.pos), list[Breakpoint]()
         if locations:
-            nxt = self._breaks.next_location(self._pos - 1 if self._pos > start else start)
+            nxt = self._breaks.next_location(self.pos - 1 if self.pos > start else start)
             if nxt is not None and nxt[0] <= limit:
                 limit, hits = nxt
         return target, limit, hits
@@ -151,12 +193,12 @@ class SessionRunning:
         reached, and whether the graph ended before the goal."""
         while True:
             target, limit, hits = self._limit(goal, start, locations)
-            halt = self._run(self._pos, limit, granularity, check)
+            halt = self._run(self.pos, limit, granularity, check)
             if halt is not None or hits:
                 return halt, hits, False
-            if target is not None and self._pos >= target:
+            if target is not None and self.pos >= target:
                 return None, [], False
-            if not self._known(self._pos):
+            if not self.known(self.pos):
                 return None, [], True
 
     def _fly(self, start: int, goal: Goal, locations: bool) -> tuple[Halt | None, list[Breakpoint], bool]:
@@ -176,7 +218,7 @@ class SessionRunning:
         try:
             while True:
                 target, limit, hits = self._limit(goal, start, locations)
-                pos, self._pos = self._pos, limit  # what may have run, should Taichi raise
+                pos, self.pos = self.pos, limit  # what may have run, should Taichi raise
                 last = table.chunks[-1] if table.chunks else None
                 if last is not None and (last.start, last.stop) == (pos, limit):  # the run just recorded
                     self._segments.run_chunk(last, self._values)
@@ -185,24 +227,24 @@ class SessionRunning:
                         self._segments.run(piece, self._values)
                 if hits or (target is not None and limit >= target):
                     break
-                if not self._known(limit):  # the next flag read waits for the device
+                if not self.known(limit):  # the next flag read waits for the device
                     missed = True
                     break
             bridge.sync()
         except KeyboardInterrupt:
-            self._back_to(start)
+            self.back_to(start)
             raise
         except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            error, reached = _without_frames(exc), self._pos
-            self._back_to(start)
+            error, reached = _without_frames(exc), self.pos
+            self.back_to(start)
             for piece in self._segments.plan(start, reached, "span"):
                 halt = self._run_piece(piece)
                 if halt is not None:
                     return halt, [], False
             return self._unreproduced(start, reached, error), [], False
-        if self._pos > start:
-            self._timing.record_segment(start, self._pos, time.perf_counter() - t)
-        self._state += 1
+        if self.pos > start:
+            self._timing.record_segment(start, self.pos, time.perf_counter() - t)
+        self.state += 1
         return None, hits, missed
 
     def _run(self, start: int, stop: int, granularity: Granularity, check: Check | None) -> Halt | None:
@@ -225,7 +267,7 @@ class SessionRunning:
                 if halt is not None:
                     return halt
                 continue
-            self._back_to(piece.start)  # find the exact dispatch: step the piece again
+            self.back_to(piece.start)  # find the exact dispatch: step the piece again
             for k in range(piece.start, piece.stop):
                 fault = self._step_one()
                 if fault is not None:
@@ -256,15 +298,15 @@ class SessionRunning:
                 self._segments.run(piece, self._values)
             bridge.sync()
         except KeyboardInterrupt:
-            self._pos = stop
-            self._back_to(start)
+            self.pos = stop
+            self.back_to(start)
             raise
         except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            self._pos = stop
-            self._back_to(start)
+            self.pos = stop
+            self.back_to(start)
             return _without_frames(exc)
         self._timing.record_segment(start, stop, time.perf_counter() - t)
-        self._pos, self._state = stop, self._state + 1
+        self.pos, self.state = stop, self.state + 1
         return None
 
     def _run_piece(self, piece: Piece) -> Halt | None:
@@ -278,15 +320,15 @@ class SessionRunning:
             self._segments.run(piece, self._values)
             bridge.sync()
         except KeyboardInterrupt:
-            self._pos = piece.stop
-            self._back_to(piece.start)
+            self.pos = piece.stop
+            self.back_to(piece.start)
             raise
         except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            self._pos = piece.stop
-            self._back_to(piece.start)
+            self.pos = piece.stop
+            self.back_to(piece.start)
             return self._locate_fault(piece, _without_frames(exc))
         self._timing.record_segment(piece.start, piece.stop, time.perf_counter() - t)
-        self._pos, self._state = piece.stop, self._state + 1
+        self.pos, self.state = piece.stop, self.state + 1
         return None
 
     def _unreproduced(self, start: int, stop: int, error: Exception) -> Halt:
@@ -306,47 +348,52 @@ class SessionRunning:
                 return Halt("fault", fault=fault)
         return self._unreproduced(piece.start, piece.stop, error)
 
+    def step(self) -> Fault | None:
+        """Run the dispatch at the position from Python, timed, its written buffers saved for going
+        back; the fault when Taichi raised (the buffers are then as before it)."""
+        return self._step_one()
+
     def _step_one(self) -> Fault | None:
-        k = self._pos
+        k = self.pos
         self._timeline.save(k, self._table.writes[k])
         try:
             seconds = timed(partial(self._segments.launch, k, self._values))
         except KeyboardInterrupt:
-            self._pos = k + 1
-            self._back_to(k)
+            self.pos = k + 1
+            self.back_to(k)
             raise
         except Exception as exc:  # Taichi raises assertion, index and runtime errors alike
-            self._pos = k + 1
-            self._back_to(k)
+            self.pos = k + 1
+            self.back_to(k)
             fault = _fault(self._table.ref(k), exc)
             self.faults.append(fault)
             return fault
         self._timing.record_step(self._table.ref(k), seconds)
-        self._pos, self._state = k + 1, self._state + 1
+        self.pos, self.state = k + 1, self.state + 1
         return None
 
-    def _back_to(self, q: int) -> None:
-        """Make the live buffers hold position ``q < self._pos``: restore copies, else rebuild and replay."""
-        p = self._pos
-        self._state += 1
+    def back_to(self, q: int) -> None:
+        """Make the live buffers hold position ``q < self.pos``: restore copies, else rebuild and replay."""
+        p = self.pos
+        self.state += 1
         if not self._timeline.restore(q, p):
             c = self._timeline.best_start(q, p)
             self._timeline.restore(c, p)
             self._timeline.drop_after(c)
-            self._pos = c
+            self.pos = c
             self._redraws.replayed(self._table.steps, c, q, self.notes)
             halt = self._run(c, q, "span", None)
             if halt is not None:
                 raise RebuildError(
                     f"replaying steps {c}..{q - 1} to rebuild step {q} failed: {halt.fault or halt.reason}; "
-                    f"the session is at step {self._pos}"
+                    f"the session is at step {self.pos}"
                 )
         self._timeline.drop_after(q)
-        self._pos = q
+        self.pos = q
 
-    def _value_at(self, canon: str, q: int) -> Any:
+    def value_at(self, canon: str, q: int) -> Any:
         """An ndarray holding buffer ``canon`` as at position ``q`` (live, a held copy, or replayed)."""
-        p = self._pos
+        p = self.pos
         if q <= p:
             src = self._timeline.source(canon, q, p)
             if src is not None:
@@ -357,7 +404,7 @@ class SessionRunning:
             return self._live[canon]
         else:
             start = p
-        values = self._detached(start)
+        values = self.detached(start)
         try:
             for piece in self._segments.plan(start, q, "span"):
                 self._segments.run(piece, values)
@@ -366,10 +413,10 @@ class SessionRunning:
             raise RebuildError(f"rebuilding {canon!r} at step {q} from step {start} on copies failed: {exc}") from exc
         return values[canon]
 
-    def _detached(self, q: int) -> dict[str, Any]:
+    def detached(self, q: int) -> dict[str, Any]:
         """Run values whose written buffers are new copies as at position ``q`` (``q <= now`` must be
         rebuildable; callers pass the current position, 0 or a ``best_start``)."""
-        copies = self._timeline.copies_at(q, self._pos) if q <= self._pos else {}
+        copies = self._timeline.copies_at(q, self.pos) if q <= self.pos else {}
         values = dict(self._values)
         for name, canon in self._canon.items():
             if canon in copies:

@@ -21,6 +21,7 @@ from IPython import get_ipython
 
 from graphlab.errors import GraphlabError
 from graphlab.sizes import dim_names
+from graphlab.uses import module_runner
 from graphlab.widget.debugging import DebugPanel, PanelError
 from graphlab.widget.handlers import Handlers
 from graphlab.widget.home import HomeThread
@@ -49,7 +50,7 @@ _log = logging.getLogger(__name__)
 
 
 #: ``start``'s keywords that are the session's options, not run values by name (``DebugSession``'s).
-_SESSION_OPTIONS = ("bounds", "options")
+_SESSION_OPTIONS = ("bounds", "options", "module_runner")
 
 
 class PanelRefusedError(Exception):
@@ -94,6 +95,7 @@ class Panels:
         sizes = set(dim_names(args.values()))  # dims by name (m=64) size temps, as in g.debug(): kept too
         named = {name: value for name, value in given.items() if name in args or name in sizes}
         kwargs.setdefault("options", DebugOptions(stats_on_stop=False))
+        kwargs.setdefault("module_runner", module_runner)  # compare(folder): the exporter runs the module
         session = self._checked_start(lambda: DebugSession(self.editor.model, run_values, **kwargs), kwargs)
         if values is not None or named:
             # the session's values become the editor's: Export (and the Debug button) use them next
