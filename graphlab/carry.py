@@ -43,7 +43,7 @@ import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from graphlab.bridge import is_class_kernel, is_taichi_function, is_wrapped_kernel, python_function
 from graphlab.childrun import ChildRunError, run_child
@@ -369,8 +369,8 @@ def _defs_at_their_lines(taken: int, defs: list[tuple[object, str]]) -> str:
     Sources from several files (notebook cells each number from 1) or out of order cannot all keep
     their lines: they are then placed one after another, as before.
     """
-    starts = [(getattr(python_function(fn).__code__, "co_filename", None),
-               python_function(fn).__code__.co_firstlineno, src) for fn, src in defs]  # fmt: skip
+    codes = [python_function(cast("Callable[..., Any]", fn)).__code__ for fn, _ in defs]
+    starts = [(code.co_filename, code.co_firstlineno, src) for code, (_, src) in zip(codes, defs, strict=True)]
     placed: list[str] = []
     line = taken + 1  # the line the next source would start on
     for file, first, src in sorted(starts, key=lambda s: s[1]):
