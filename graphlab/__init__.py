@@ -67,6 +67,7 @@ __all__ = [
     "load",
     "load_module",
     "loads",
+    "open_capture",
     "verify",
 ]
 
@@ -287,6 +288,21 @@ def load_module(path: Any) -> Any:
     from graphlab.export.cruntime import load_module as _load_module  # import cost: Taichi
 
     return _load_module(path)
+
+
+def open_capture(folder: Any, *, graph: Graph, module: Any = None, **options: Any) -> Any:
+    """Open a field capture (a run recorded where a module was deployed) as a debug session of ``graph``.
+
+    The capture is checked against the notebook's graph (name, args, dtypes, shapes, control nodes,
+    segments; with ``module=`` the manifest.json it was recorded with) and the session starts from
+    its inputs on this notebook's arch; ``dbg.compare(dbg.capture)`` names where the two runs part
+    (see :mod:`graphlab.debug.capture`). ``options``: ``max_bytes=`` (the bound on the arrays read)
+    and ``g.debug``'s own. A capture is recorded by the C runtime library, or from Python with
+    ``gl.load_module(folder).graphs[name].capture(capture_folder, values, segments=True)``.
+    """
+    from graphlab.debug.capture import open_capture as _open_capture  # import cost: Taichi
+
+    return _open_capture(folder, graph=graph, module=module, **options)
 
 
 def _note_taichi_runtimes() -> None:
