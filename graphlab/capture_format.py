@@ -37,6 +37,7 @@ __all__ = [
     "CapturedDecision",
     "CapturedSegment",
     "input_path",
+    "is_capture_folder",
     "output_path",
     "read_capture_json",
     "read_npy",
@@ -71,6 +72,14 @@ def output_path(arg: str) -> str:
 def segment_path(order: int, arg: str) -> str:
     """Where an arg lives after the ``order``-th segment executed (zero-padded to 4 digits)."""
     return f"segments/{order:04d}/{arg}.npy"
+
+
+def is_capture_folder(path: object) -> bool:
+    """Whether ``path`` names a folder holding ``capture.json`` (and no ``manifest.json``: not a module)."""
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
+        return False
+    folder = Path(path)
+    return (folder / CAPTURE_JSON).is_file() and not (folder / "manifest.json").exists()
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from graphlab.capture_format import is_capture_folder
 from graphlab.debug.compare_children import ChildPool, child_threads
 from graphlab.debug.compare_sides import COMMAND_TIMEOUT, Answer, LocalSide, Side
 from graphlab.debug.pictures import heatmap_png, lineplot_svg
@@ -51,7 +52,6 @@ __all__ = [
     "compare_module",
     "compare_runs",
     "flag_buffers",
-    "is_capture_folder",
 ]
 
 
@@ -538,13 +538,6 @@ def is_module_folder(against: object) -> bool:
         return True
     return isinstance(against, str) and against not in ARCHS and Path(against).is_dir()
 
-
-def is_capture_folder(against: object) -> bool:
-    """Whether ``against`` names a folder holding a field capture (``capture.json``, no ``manifest.json``)."""
-    if not isinstance(against, (str, os.PathLike)) or not isinstance(os.fspath(against), str):
-        return False
-    folder = Path(against)
-    return (folder / "capture.json").is_file() and not (folder / "manifest.json").exists()
 
 
 def check_options(

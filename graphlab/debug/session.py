@@ -66,6 +66,7 @@ import numpy as np
 
 from graphlab.access import AccessFlag
 from graphlab.boundscheck import Bounds, check_bounds, checked_bounds
+from graphlab.capture_format import is_capture_folder
 from graphlab.compiled import CompiledGraph, compile_graph
 from graphlab.dataflow import dataflow_facts
 from graphlab.debug.breakpoints import (
@@ -949,7 +950,7 @@ class DebugSession:
         then pays only the search. Errors of the start (Taichi falls back to another
         arch, the kernels fail to load there) are raised by that ``compare``, as without
         ``prepare_compare``, or here with ``wait=True`` (which returns once the process is ready).
-        An exported module folder needs no preparing; calling again is harmless.
+        An exported module folder or a capture needs no preparing; calling again is harmless.
 
         Examples
         --------
@@ -962,7 +963,7 @@ class DebugSession:
         kinds = [arg.kind for arg in self.graph.args.values()]
         check_options(self.graph.name, kinds, against, 0.0, 0.0, timeout)
         self._alive()
-        if is_module_folder(against):
+        if is_module_folder(against) or is_capture_folder(against):  # nothing to start for these
             return
         start = self._start_values()
         self._others.prepare(self.graph, str(against), here=self.arch, start=start, timeout=timeout, wait=wait)

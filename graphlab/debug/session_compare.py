@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from graphlab.capture_format import is_capture_folder
 from graphlab.debug.capture import Capture, read_capture
 from graphlab.debug.compare import (
     Divergence,
@@ -24,7 +25,6 @@ from graphlab.debug.compare import (
     StepsView,
     compare_module,
     compare_runs,
-    is_capture_folder,
 )
 from graphlab.debug.compare_capture import compare_capture
 from graphlab.debug.compare_children import ChildPool, child_threads
