@@ -291,14 +291,51 @@ def load_module(path: Any) -> Any:
 
 
 def open_capture(folder: Any, *, graph: Graph, module: Any = None, **options: Any) -> Any:
-    """Open a field capture (a run recorded where a module was deployed) as a debug session of ``graph``.
+    """Open a field capture (one run recorded where a module was deployed) as a debug session of ``graph``.
 
-    The capture is checked against the notebook's graph (name, args, dtypes, shapes, control nodes,
-    segments; with ``module=`` the manifest.json it was recorded with) and the session starts from
-    its inputs on this notebook's arch; ``dbg.compare(dbg.capture)`` names where the two runs part
-    (see :mod:`graphlab.debug.capture`). ``options``: ``max_bytes=`` (the bound on the arrays read)
-    and ``g.debug``'s own. A capture is recorded by the C runtime library, or from Python with
-    ``gl.load_module(folder).graphs[name].capture(capture_folder, values, segments=True)``.
+    The capture (format ``graphlab.capture/1``, see :mod:`graphlab.capture_format`) is recorded by
+    the C runtime library on a user's device, or from Python with
+    ``gl.load_module(folder).graphs[name].capture(capture_folder, values, segments=True)``. It is
+    checked against the notebook's graph before anything runs, and the session starts from its
+    inputs on this notebook's arch; ``dbg.compare(dbg.capture)`` names the first segment, and the
+    dispatch where the data decides it, where the notebook departs from the field run, or the flag
+    read that differs (see :mod:`graphlab.debug.compare_capture`).
+
+    Parameters
+    ----------
+    folder
+        The capture folder (``capture.json``, ``inputs/``, ``outputs/``, maybe ``segments/``).
+    graph
+        The notebook's :class:`Graph` the capture is of (its kernels run the notebook side).
+    module
+        The exported module folder it was recorded with: its ``manifest.json`` must be the very one.
+    **options
+        ``max_bytes=`` (the most bytes of arrays read, default 8 GiB) and ``g.debug``'s own options.
+
+    Returns
+    -------
+    DebugSession
+        A session on the captured inputs; its ``capture`` is the checked capture.
+
+    Raises
+    ------
+    CaptureError
+        The capture is missing, incomplete (no ``capture.json``), corrupt, too big, or not of this
+        graph; the message names the file, the JSON path (``$.inputs.x``) and the fix.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = gl.Graph("demo")
+    >>> g.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("value", ti.f32))
+    'fill'
+    >>> root = tempfile.mkdtemp()
+    >>> module = gl.export(g, os.path.join(root, "demo"), arch="x64").path
+    >>> with gl.load_module(module) as loaded:
+    ...     _ = loaded.graphs["demo"].capture(os.path.join(root, "cap"), {"x": np.zeros(3, np.float32), "value": 1.5})
+    >>> dbg = gl.open_capture(os.path.join(root, "cap"), graph=g, module=module)
+    >>> dbg.compare(dbg.capture) is None
+    True
     """
     from graphlab.debug.capture import open_capture as _open_capture  # import cost: Taichi
 

@@ -254,10 +254,11 @@ def read_npy(record: CaptureRecord, relative: str, where: str, *, budget: list[i
         raise CaptureError(message, file=name, json_path=where) from None
     except OSError as exc:
         raise CaptureError(f"not readable ({exc}){_FIX}", file=name, json_path=where) from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # a folder, a FIFO, a device: refused before any read
+        os.close(fd)
+        raise CaptureError(f"not a regular file{_FIX}", file=name, json_path=where)
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise CaptureError(f"not a regular file{_FIX}", file=name, json_path=where)
         dtype, shape, offset = _npy_header(handle.read(min(info.st_size, 65536 + 10)), name, where)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if info.st_size != offset + nbytes:

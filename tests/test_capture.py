@@ -84,6 +84,7 @@ def test_a_different_kernel_is_named_at_its_segment_dispatch_and_buffer(ti_cpu, 
     )
     assert found.suspects is None
     assert found.values is not None and found.values[1] - found.values[0] == pytest.approx(1.0)
+    assert dbg.compare(dbg.capture, atol=2.0) is None  # shift_off adds 1 more; accumulate passes a quarter on
     assert str(found).startswith(
         "x64 and x64 capture diverge at step 2 iterate/iter[0]/shift (node iterate/shift), in segment 1"
     )
@@ -182,6 +183,10 @@ def test_capture_json_that_is_not_json(copy):
         (lambda d: d["segments"][1].update(order=5), r"\$\.segments\[1\]\.order: expected 1"),
         (lambda d: d["dims"].update(n=7), r"\$\.inputs\.x: arg 'x' axis 0 is 256, but dim 'n' is 7"),
         (lambda d: d.update(truncated="no"), r"\$\.truncated: expected bool"),
+        (lambda d: d["platform"].pop("arch"), r"\$\.platform: the field 'arch' is missing"),
+        (lambda d: d["dims"].update(n=-1), r"\$\.dims\.n: expected a size >= 0, got -1"),
+        (lambda d: d["decisions"].append(7), r"\$\.decisions\[4\]: expected an object"),
+        (lambda d: d["outputs"].update(limit="outputs/limit.npy"), r"\$\.outputs\.limit: arg 'limit' is a scalar"),
     ],
 )
 def test_a_capture_json_that_does_not_fit(copy, change, match):
@@ -223,6 +228,26 @@ def test_a_file_that_is_no_npy(copy):
     refused(copy, r"x.npy: \$\.inputs\.x: not a .npy file of version 1.0")
 
 
+def test_a_damaged_npy_header(copy):
+    path = copy / "inputs" / "x.npy"
+    data = path.read_bytes()
+    path.write_bytes(data[:10] + data[10:].replace(b"'shape'", b"'shapf'", 1))
+    refused(copy, r"x.npy: \$\.inputs\.x: its .npy header is damaged")
+    path.write_bytes(data[:20])
+    refused(copy, r"x.npy: \$\.inputs\.x: its .npy header is cut short")
+
+
+def test_an_array_that_is_a_link_out_or_no_file(copy, tmp_path):
+    outside = tmp_path / "outside.npy"
+    np.save(outside, np.zeros(N, np.float32))
+    (copy / "inputs" / "x.npy").unlink()
+    (copy / "inputs" / "x.npy").symlink_to(outside)
+    refused(copy, r"\$\.inputs\.x: inputs/x.npy leads out of the capture folder")
+    (copy / "inputs" / "x.npy").unlink()
+    (copy / "inputs" / "x.npy").mkdir()
+    refused(copy, r"x.npy: \$\.inputs\.x: not a regular file")
+
+
 def test_the_bound_on_bytes_read(copy):
     refused(copy, r"x.npy: \$\.inputs\.x: 1,024 bytes would pass the 84 bytes left of the bound", max_bytes=100)
 
@@ -261,6 +286,8 @@ def test_recording_refuses_a_used_folder_and_bad_options(made, tmp_path):
             graph.capture(tmp_path / "a", steer_values(), limit_bytes=-1)
         with pytest.raises(CaptureError, match=r"segments='yes': give True"):
             graph.capture(tmp_path / "b", steer_values(), segments="yes")  # type: ignore[arg-type]
+        with pytest.raises(CaptureError, match=r"folder=3: give a folder path"):
+            graph.capture(3, steer_values())  # type: ignore[arg-type]
         with pytest.raises(gl.GraphRunError, match=r"capture\(folder, values\) takes a dict"):
             graph.capture(tmp_path / "c", [1, 2])  # type: ignore[arg-type]
         with pytest.raises(gl.GraphRunError, match=r"no value for limit"):
