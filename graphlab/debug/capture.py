@@ -72,8 +72,9 @@ class Capture:
         values: dict[str, Any] = {}
         for name, value in self.inputs.items():
             values[name] = value.copy() if isinstance(value, np.ndarray) else value
+        used = {d for arg in self.graph.args.values() for d in arg.shape or () if isinstance(d, str)}
         for dim, size in self.dims.items():
-            if dim not in self.graph.args:
+            if dim in used and dim not in self.graph.args:  # sizes the temps no value sizes
                 values[dim] = size
         return values
 

@@ -68,11 +68,13 @@ class OtherSides:
         """``against`` as a capture (read and checked against ``graph`` when it names a capture folder);
         None when it is an arch or a module folder."""
         if isinstance(against, Capture):
-            if against.graph is not graph and against.record.graph != graph.name:
+            if against.record.graph != graph.name:
                 raise DebugError(
                     f"compare(capture): the capture is of graph {against.record.graph!r}, this session's is "
                     f"{graph.name!r}; compare a session of that graph"
                 )
+            if against.graph is not graph:  # checked against another Graph object: check it against this one
+                return read_capture(against.folder, graph=graph)
             return against
         if is_capture_folder(against):
             assert isinstance(against, (str, os.PathLike))

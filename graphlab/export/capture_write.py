@@ -102,9 +102,9 @@ class CaptureWriter:
 
     def segment_done(self, segment: Segment, download: Callable[[str], np.ndarray]) -> None:
         """Record what ``segment`` wrote (``download(name)`` reads an array off the device), within the bound."""
-        names = self.segment_names(segment)
-        if not names:
+        if not self.segments or self.truncated:
             return
+        names = self.segment_names(segment)  # every executed segment gets its record, even one writing nothing
         order = len(self.recorded)
         arrays = {name: download(name) for name in names}
         size = sum(a.nbytes for a in arrays.values())
