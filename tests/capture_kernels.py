@@ -90,3 +90,14 @@ def steer_graph(*, field: bool = False) -> gl.Graph:
     other.dispatch(shift, x, y)
     g.cond(odd, then, else_=other, name="choose")
     return g
+
+
+def temps_graph(*, field: bool = False) -> gl.Graph:
+    """``y = shift(halve(x))`` through a temp ``t`` sized only by the dim ``m`` (not given by any value)."""
+    g = gl.Graph("tempo")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="m")
+    t = g.ndarray("t", ti.f32, ndim=1, shape="m", role="temp")
+    y = g.ndarray("y", ti.f32, ndim=1, shape="m")
+    g.dispatch(halve, x, t)
+    g.dispatch(shift_off if field else shift, t, y, name="shift")
+    return g

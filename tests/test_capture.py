@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from capture_kernels import stages_graph, steer_graph
+from capture_kernels import stages_graph, steer_graph, temps_graph
 
 import graphlab as gl
 from graphlab.debug.capture import read_capture
@@ -112,6 +112,35 @@ def test_a_loop_that_runs_longer_in_the_field_is_a_control_divergence(ti_cpu, tm
     with_segments = gl.open_capture(full, graph=steer_graph()).compare(full)
     assert with_segments is not None and with_segments.kind == "buffer"  # the flag differs at the segment end
     assert (with_segments.segment, with_segments.buffer, with_segments.step_id) == (2, "flag", "solve/iter[2]/count")
+
+
+def test_temps_are_sized_from_the_capture_and_left_out_of_the_comparison(ti_cpu, tmp_path):
+    x = np.linspace(0, 1, N).astype(np.float32)
+    values = {"x": x, "y": np.zeros_like(x)}
+    record(temps_graph(), tmp_path / "same", tmp_path / "same_cap", values, segments=True)
+    record(temps_graph(field=True), tmp_path / "field", tmp_path / "field_cap", values, segments=True)
+    data = json.loads((tmp_path / "same_cap" / "capture.json").read_text())
+    assert data["dims"] == {"m": N} and "t" not in data["inputs"] and "t" not in data["outputs"]
+    dbg = gl.open_capture(tmp_path / "same_cap", graph=temps_graph())
+    assert dbg.inspect("t").numpy().shape == (N,)  # sized by the captured dim m
+    assert dbg.compare(dbg.capture) is None
+    found = gl.open_capture(tmp_path / "field_cap", graph=temps_graph()).compare(tmp_path / "field_cap")
+    assert found is not None and (found.buffer, found.step_id) == ("y", "shift")
+    assert found.suspects == ("halve", "shift")  # shift reads the temp t, which the capture cannot hold
+
+
+def test_capturing_runs_the_graph_as_run_does(ti_cpu, tmp_path):
+    gl.export(steer_graph(), tmp_path / "steer", "x64", values={"x": np.zeros(N, np.float32)}, cpu_threads=1)
+    with gl.load_module(tmp_path / "steer") as loaded:
+        graph = loaded.graphs["steer"]
+        ran = graph.run(steer_values(limit=4))
+        events = list(graph.last_events)
+        captured = graph.capture(tmp_path / "cap", steer_values(limit=4), segments=True)
+        assert graph.last_events == events and [e.value for e in events] == [4, "else"]
+    assert all(np.array_equal(ran[name], captured[name]) for name in ran)
+    outputs = {name: np.load(tmp_path / "cap" / "outputs" / f"{name}.npy") for name in ran}
+    assert all(np.array_equal(ran[name], outputs[name]) for name in ran)
+    assert np.load(tmp_path / "cap" / "inputs" / "limit.npy").shape == ()  # a scalar: a 0-d array of its dtype
 
 
 def test_a_vulkan_round_trip(ti_vulkan, tmp_path):
