@@ -66,25 +66,25 @@ class _CaptureSearch:
     def run(self) -> Divergence | None:
         mine, view, table, records = self.mine, self.view, self.view.table, self.capture.record.segments
         at, visit, verified = 0, 0, 0  # ``verified``: the state at this step agrees with the field's
-        aligned = True
-        while view.known(at):
+        while visit < len(records) and view.known(at):  # visit by visit while the capture has records
             found = self.decisions(end=False)
             if found is not None:
                 return found
             chunk = table.chunk_of(at)
             stop, segment = (table.count, 0) if chunk is None else (chunk.stop, chunk.segment)
+            if records[visit].segment != segment:  # another path (a decision will say), or replays: stop here
+                break
             mine.goto(stop)
-            aligned = aligned and visit < len(records) and records[visit].segment == segment
-            if aligned:
-                theirs = self.capture.segments[visit]
-                names = [n for n in view.ordered(set(theirs)) if n in self.checked]
-                differing = self.differing(names, theirs)
-                if differing:
-                    return self.narrow(verified == at, at, stop, differing, set(names), theirs, visit)
-                verified = stop
+            theirs = self.capture.segments[visit]
+            names = [n for n in view.ordered(set(theirs)) if n in self.checked]
+            differing = self.differing(names, theirs)
+            if differing:
+                return self.narrow(verified == at, at, stop, differing, set(names), theirs, visit)
+            verified = at = stop
+            visit += 1
             if self.progress is not None:
-                self.progress(f"segment {visit} agrees", min(1.0, stop / max(table.count, 1)))
-            at, visit = stop, visit + 1
+                self.progress(f"segment {visit - 1} agrees", min(1.0, stop / max(table.count, 1)))
+        mine.continue_()  # the rest of the run at once: no recorded segment end to compare inside it
         found = self.decisions(end=True)
         if found is not None:
             return found
