@@ -539,7 +539,6 @@ def is_module_folder(against: object) -> bool:
     return isinstance(against, str) and against not in ARCHS and Path(against).is_dir()
 
 
-
 def check_options(
     graph_name: str,
     arg_kinds: Sequence[str],
