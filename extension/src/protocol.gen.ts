@@ -537,7 +537,7 @@ export interface ValueEntryView {
   /** The arg's declared shape (ints and dim names), null when it declares none. */
   shape: (number | string)[] | null;
   ndim: number;
-  /** False for what the run allocates itself (temps with a known shape). */
+  /** False for what the run allocates itself (temps with a known shape) and for an arg no node uses. */
   needed: boolean;
   given: boolean;
   /** What was given: `2.5`, `ndarray f32 (64,) zeros`, `notebook variable x0`; "" when nothing. */

@@ -183,7 +183,7 @@ class Panels:
 
     def publish_values(self) -> None:
         """Write the ``values`` trait: what the graph needs, what is given, what is missing."""
-        self.editor.values = self.run_values.view(self.editor.model)
+        self.editor.values = dict(self.run_values.view(self.editor.model))
 
     def publish_export(self, view: dict[str, Any]) -> None:
         self.editor.export = view

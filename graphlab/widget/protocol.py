@@ -686,7 +686,7 @@ class ValueEntryView(TypedDict):
     """The arg's declared shape (ints and dim names), null when it declares none."""
     ndim: int
     needed: bool
-    """False for what the run allocates itself (temps with a known shape)."""
+    """False for what the run allocates itself (temps with a known shape) and for an arg no node uses."""
     given: bool
     summary: str
     """What was given: ``2.5``, ``ndarray f32 (64,) zeros``, ``notebook variable x0``; "" when nothing."""

@@ -43,7 +43,9 @@ def make_loop(graph: Graph, edit: MakeLoopEdit, view: Mapping[str, Any]) -> str:
             raise GraphError("field 'flag': a counted loop reads no flag; clear the flag or pick 'while'")
         _check_count(graph, edit["count"])
         if edit["check_every"] != 1 or edit["guarded"]:
-            raise GraphError("field 'check_every': a counted loop reads no flag, so check_every and guarded do not apply")
+            raise GraphError(
+                "field 'check_every': a counted loop reads no flag, so check_every and guarded do not apply"
+            )
     into, index = _wrap(graph, edit["nodes"], edit["body"], edit["into"], edit["index"], view)
     flag, count = (edit["flag"], None) if edit["mode"] == "while" else (None, edit["count"])
     loop_id = graph.loop(

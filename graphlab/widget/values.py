@@ -130,14 +130,14 @@ class RunValues:
     def view(self, graph: Graph) -> ValuesView:
         """What the graph needs, what is given (and as what), what is missing."""
         given = self._values or {}
-        entries = [self._entry(spec, given) for spec in graph.args.values()]
+        entries = [self._entry(spec, given, used=bool(graph.uses_of(spec.name))) for spec in graph.args.values()]
         return {
             "entries": entries,
             "missing": [e["arg"] for e in entries if e["needed"] and not e["given"]],
             "in_notebook": get_ipython() is not None,
         }
 
-    def _entry(self, spec: Arg, given: Mapping[str, Any]) -> ValueEntryView:
+    def _entry(self, spec: Arg, given: Mapping[str, Any], *, used: bool) -> ValueEntryView:
         has = spec.name in given
         summary = self._summaries.get(spec.name) or (_describe(given[spec.name]) if has else "")
         return {
@@ -147,7 +147,7 @@ class RunValues:
             "role": spec.role,
             "shape": list(spec.shape) if spec.shape is not None else None,
             "ndim": spec.ndim,
-            "needed": not _allocated_by_the_run(spec),
+            "needed": used and not _allocated_by_the_run(spec),
             "given": has,
             "summary": summary,
         }
@@ -172,9 +172,8 @@ def _check_value(graph: Graph, spec: Arg, value: Any) -> None:
     """Refuse a value ``run()`` would refuse for this arg (run's own checks, on this one value)."""
     from graphlab.runvalues import ValueChecker  # import cost: Taichi
 
-    others = [name for name in graph.args if name != spec.name]
     try:
-        ValueChecker(graph.name, graph.args.values()).prepare({spec.name: value}, optional=others)
+        ValueChecker(graph.name, [spec]).prepare({spec.name: value})
     except GraphlabError as exc:
         raise ValuesError(f"arg {spec.name!r}: {exc}") from exc
 
