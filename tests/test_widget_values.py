@@ -173,3 +173,21 @@ def test_python_hints_in_diagnostics_and_export_errors_speak_the_widgets_terms(t
     text = ui_text("out already exists; pass overwrite=True (--overwrite on the command line) to replace it")
     assert text == "out already exists; tick \u201coverwrite the folder\u201d to replace (in Python: overwrite=True) it"
     assert missing_args("run() of graph 'g' is missing 'x_2'; pass x_2=...") == ["x_2"]
+
+
+def test_debug_with_no_values_at_all_names_each_missing_one(ed):
+    reply = start(ed)
+    assert reply["error"] == (
+        "Debug needs values for 'x', 'flag', 'limit' (graph 'g'): give them in the Values panel "
+        "(in Python: gl.editor(g, values={...}), or editor.debug(x=..., ...) in a cell)"
+    )
+
+
+def test_a_graph_that_takes_no_values_debugs_without_any(ti_cpu):
+    g = gl.Graph("g")
+    g.ndarray("scratch", ti.f32, ndim=1, shape=(4,), role="temp")
+    g.dispatch(fill, "scratch")
+    widget = gl.editor(g, kernels=[], access="ast")
+    assert widget.values["missing"] == []
+    assert start(widget)["ok"]
+    widget.close()

@@ -102,10 +102,15 @@ class Panels:
         if values is None and run_values is not None:  # values by name replace the editor's of that name
             run_values = {name: value for name, value in run_values.items() if name not in given}
         if run_values is None and not given:
-            raise PanelError(
-                "no run values to debug with: open the editor with gl.editor(g, values={...}), or call "
-                "editor.debug(x=..., ...) in a cell"
-            )
+            missing = self.run_values.view(self.editor.model)["missing"]
+            if missing:  # said as the values panel says it: the "Give value..." button opens it at the first
+                names = ", ".join(map(repr, missing))
+                raise PanelError(
+                    f"Debug needs {'values' if len(missing) > 1 else 'a value'} for {names} (graph "
+                    f"{self.editor.model.name!r}): give {'them' if len(missing) > 1 else 'it'} in the Values panel "
+                    "(in Python: gl.editor(g, values={...}), or editor.debug(x=..., ...) in a cell)"
+                )
+            run_values = {}  # a graph that takes no values
         args = self.editor.model.args
         sizes = set(dim_names(args.values()))  # dims by name (m=64) size temps, as in g.debug(): kept too
         named = {name: value for name, value in given.items() if name in args or name in sizes}

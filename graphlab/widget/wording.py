@@ -16,7 +16,6 @@ __all__ = ["missing_args", "ui_text"]
 _MISSING = re.compile(
     r"run\(\) of graph '(?P<graph>[^']*)' is missing (?P<args>'[^;]*'); pass (?P<call>[^\n]*?)(?=$|\n)"
 )
-_NO_VALUES = re.compile(r"no run values to debug with: .*")
 _REBIND = re.compile(r"bind it: (?P<call>g\.rebind\((?P<node>'[^']*'), (?P<param>'[^']*'), arg\))")
 _REMOVE_ARG = re.compile(r"remove it with (?P<call>g\.remove_arg\('[^']*'\))")
 _OVERWRITE = re.compile(r"pass overwrite=True(?: \(--overwrite on the command line\))? to replace")
@@ -33,13 +32,6 @@ def _missing(match: re.Match[str]) -> str:
 
 _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (_MISSING, _missing),
-    (
-        _NO_VALUES,
-        lambda m: (
-            "Debug needs run values: give them in the Values panel "
-            "(in Python: gl.editor(g, values={...}) or editor.debug(x=..., ...))"
-        ),
-    ),
     (
         _REBIND,
         lambda m: f"bind it: pick an arg for {m['param']} in the Node tab of {m['node']} (in Python: {m['call']})",
