@@ -937,6 +937,8 @@ export interface InspectMessage {
   component?: number | null;
   /** Default: `0`. */
   page?: number;
+  /** For a 3-D or higher buffer: the leading indexes of the 2-D slice pictured (null: the first). Default: `null`. */
+  slice?: number[] | null;
 }
 
 /** Export the graph (`gl.export`), then verify the module (`gl.verify`). */

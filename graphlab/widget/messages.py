@@ -218,6 +218,7 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "value": (lambda v: v == v and abs(v) != float("inf"), "a finite number"),
     "ValueAllocate.shape": (_short_list(lambda d: d > 0), f"a list of at most {MAX_SHAPE} ints >= 1 (the field dims)"),
     "seed": (lambda v: v >= 0, "an int >= 0"),
+    "slice": (_short_list(lambda d: d >= 0), f"a list of at most {MAX_SHAPE} indexes >= 0, or null"),
     "variable": (_name, f"a notebook variable name {_NAME}"),
 }
 

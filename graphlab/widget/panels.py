@@ -358,7 +358,7 @@ def _unwatch(message: WatchRemove, panels: Panels) -> None:
 @_PANEL_MESSAGES.on(InspectMessage)
 def _inspect(message: InspectMessage, panels: Panels) -> None:
     panels.debug.require(message["session"])
-    panels.debug.choose(message["buffer"], message["component"], message["page"])
+    panels.debug.choose(message["buffer"], message["component"], message["page"], message["slice"])
     panels.publish_debug()
 
 

@@ -1092,6 +1092,8 @@ class InspectMessage(TypedDict):
     component: NotRequired[Annotated[int | None, Default(None)]]
     """A component index, or null for the element's norm."""
     page: NotRequired[Annotated[int, Default(0)]]
+    slice: NotRequired[Annotated[list[int] | None, Default(None)]]
+    """For a 3-D or higher buffer: the leading indexes of the 2-D slice pictured (null: the first)."""
 
 
 class ExportMessage(TypedDict):
