@@ -614,9 +614,9 @@ export class EditorApp implements Actions {
     this.showTab("node");
   }
 
-  inspect(buffer: string, component: number | null, page: number): void {
+  inspect(buffer: string, component: number | null, page: number, slice: number[] | null = null): void {
     const { session } = this.read("debugger");
-    this.sendPanel({ kind: "inspect", request: this.nextRequest++, session, buffer, component, page });
+    this.sendPanel({ kind: "inspect", request: this.nextRequest++, session, buffer, component, page, slice });
   }
 
   compare(against: string, rtol: number, atol: number, timeout: number): void {

@@ -81,8 +81,8 @@ export interface Actions {
   removeBreakpoint(id: number): void;
   watch(expression: string): void;
   unwatch(expression: string): void;
-  /** Show a buffer (a component: null for the norm; a page of the value table). */
-  inspect(buffer: string, component: number | null, page: number): void;
+  /** Show a buffer (a component: null for the norm; a page of the value table; the 2-D slice of a 3-D buffer). */
+  inspect(buffer: string, component: number | null, page: number, slice?: number[] | null): void;
   exportGraph(options: ExportOptions): void;
   showTab(tab: PanelTab): void;
   /** Give, allocate or clear a run value (the Values tab). */
