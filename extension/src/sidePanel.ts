@@ -209,6 +209,10 @@ class NodeSection implements Section {
     const group = this.listeners.button("Group into a sequence", `Group (${keysFor("group")})`, () =>
       this.actions.group(state.range),
     );
+    const loop = this.listeners.button("Loop\u2026", "Make a loop or a conditional of these nodes", () =>
+      this.actions.makeLoop(state.range),
+    );
+    loop.dataset.open = "loop";
     const clear = this.listeners.button("Clear", "Clear the selection (Esc)", () => this.actions.select(null));
     return h(
       "div",
@@ -219,7 +223,7 @@ class NodeSection implements Section {
         { class: "gl-range" },
         state.range.map((id) => h("li", {}, h("code", {}, id))),
       ),
-      h("div", { class: "gl-actions" }, group, clear),
+      h("div", { class: "gl-actions" }, group, loop, clear),
     );
   }
 
@@ -355,9 +359,13 @@ class NodeSection implements Section {
     const group = this.listeners.button("Group\u2026", `Group into a new sequence (${keysFor("group")})`, () =>
       this.actions.group([node.id]),
     );
+    const loop = this.listeners.button("Loop\u2026", "Make a loop or a conditional of this node", () =>
+      this.actions.makeLoop([node.id]),
+    );
+    loop.dataset.open = "loop";
     const remove = this.listeners.button("Delete", `Delete (${keysFor("delete")})`, () => this.actions.remove(node.id));
     remove.classList.add("gl-danger");
-    return h("div", { class: "gl-actions" }, up, down, group, remove);
+    return h("div", { class: "gl-actions" }, up, down, group, loop, remove);
   }
 
   private bindingRow(state: ViewState, node: DispatchView, param: ParamView): HTMLElement[] {
