@@ -21,6 +21,7 @@ from graphlab.errors import GraphError
 from graphlab.graph import Graph
 from graphlab.locate import parent_id
 from graphlab.names import name_problem
+from graphlab.nodes import SequenceUse
 from graphlab.widget.protocol import MakeCondEdit, MakeLoopEdit
 
 __all__ = ["make_cond", "make_loop"]
@@ -97,7 +98,11 @@ def _wrap(
 def _settle(graph: Graph, node_id: str, nodes: Sequence[str], body: str, into: str | None, index: int | None) -> str:
     """Remove the use ``group`` left in the nodes' place and move the structure there; its final id."""
     if nodes:
-        use = next(n for n, node in graph.nodes() if parent_id(n) == into and getattr(node, "sequence", None) == body)
+        use = next(
+            n
+            for n, node in graph.nodes()
+            if parent_id(n) == into and isinstance(node, SequenceUse) and node.sequence == body
+        )
         graph.remove(use)
     if index is not None:
         node_id = graph.move(node_id, index)
