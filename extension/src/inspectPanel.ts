@@ -72,7 +72,7 @@ export class InspectSection implements Section {
       this.compared(state, view),
       this.statsTable(view),
     ];
-    parts.push(this.picture(state, view));
+    parts.push(this.slices(view), this.picture(state, view));
     parts.push(this.diff(state, view));
     parts.push(this.values(state, view));
     replaceChildren(this.el, parts);
@@ -208,7 +208,7 @@ export class InspectSection implements Section {
         mark: view.stats?.first_nonfinite ?? null,
         name: view.buffer ?? "",
       }).el;
-      return h("div", {}, this.slices(view), figure);
+      return figure;
     } catch (err) {
       return h("p", { class: "gl-diag gl-diag-error" }, `cannot draw the picture: ${errorText(err)}`);
     }
