@@ -114,6 +114,7 @@ def test_clear_forgets_a_value(ed):
         ("allocate", {"arg": "x", "shape": [1 << 20, 1 << 20][:1] * 1 + [0]}, "field 'shape' must be"),
         ("allocate", {"arg": "x", "shape": [1 << 31]}, "over 1,073,741,824"),
         ("variable", {"arg": "x", "variable": "x0"}, "notebook variables can be read only inside IPython"),
+        ("clear", {"arg": "nope"}, "graph 'g' has no arg 'nope'"),
     ],
 )
 def test_a_value_that_cannot_be_the_args_is_refused_by_name(ed, op, fields, expected):

@@ -129,6 +129,13 @@ def test_give_the_missing_values_from_the_values_panel_and_debug(lab, page, arti
     expect(w.locator(".gl-values-summary")).to_have_text("Every value Debug needs is given.")
     nb.shot("values-02-given", w)
 
+    # another component (the canvas's context menu on a buffer) opens the tab at an arg with an event
+    w.locator(".gl-tab[data-tab=node]").click()
+    w.evaluate("""w => w.dispatchEvent(new CustomEvent("graphlab:give-value", {detail: {arg: "limit"}}))""")
+    expect(limit_row).to_be_visible()
+    expect(limit_row).to_have_class(re.compile(r"\bgl-value-focus\b"))
+    expect(limit_row.locator("input[aria-label='value of limit']")).to_be_focused()
+
     # Debug runs with them: to the end, x is the seeded numbers halved, plus one
     w.locator("[data-debug=start]").click()
     expect(w.locator("[data-debug=start]")).to_have_text("\u25a0 Stop", timeout=120_000)
