@@ -15,7 +15,7 @@ BUNDLE := graphlab/widget/static/widget.js
 LABEXT := labextension/dist
 LAB_PORT ?= 8888
 
-.PHONY: lab test system python frontend lint pytest clean
+.PHONY: lab test system python frontend wheel lint pytest clean
 
 system:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -51,6 +51,14 @@ frontend: $(STAMP)
 	@cp -r $(LABEXT) $(VENV)/share/jupyter/labextensions/graphlab-fileview
 	@cp jupyter-config/jupyter_server_config.d/graphlab.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 
+# The wheel a user installs (the widget's bundle and the file viewer's lab extension inside, see pyproject),
+# built once per `make test`: tests/e2e/test_wheel_install_e2e.py installs it into a fresh venv, no npm on PATH.
+WHEEL_DIR := build/wheel
+
+wheel: python frontend
+	rm -rf $(WHEEL_DIR)
+	$(PY) -m pip wheel -q --no-deps -w $(WHEEL_DIR) .
+
 lint: python frontend
 	$(VENV)/bin/ruff check graphlab tests bench
 	$(VENV)/bin/mypy
@@ -70,10 +78,11 @@ TEST_FILES := $(sort $(wildcard tests/test_*.py))
 TEST_GROUPS := "tests/e2e graphlab" "$(filter tests/test_a% tests/test_b% tests/test_c%,$(TEST_FILES))" \
   "$(filter tests/test_d%,$(TEST_FILES))" "$(filter-out tests/test_a% tests/test_b% tests/test_c% tests/test_d%,$(TEST_FILES))"
 
-pytest: system python frontend
+pytest: system python frontend wheel
 	rm -rf $(TEST_TICACHE)
 	@failed=0; for group in $(TEST_GROUPS); do \
 	  echo "pytest $$group" | cut -c1-100; \
+	  GRAPHLAB_WHEEL=$$(ls $(CURDIR)/$(WHEEL_DIR)/graphlab-*.whl) \
 	  TI_OFFLINE_CACHE_FILE_PATH=$(CURDIR)/$(TEST_TICACHE) $(PY) -m pytest $$group || failed=1; \
 	done; exit $$failed
 

@@ -73,7 +73,16 @@ def test_export_shows_progress_then_the_files_and_a_passed_verification(ed, tmp_
     assert len(running) >= 4, "the bar moves while the export runs"
     fractions = [s["fraction"] for s in running]
     assert fractions == sorted(fractions) and fractions[-1] < 1.0
-    assert {"check", "verify"} <= {s["stage"] for s in running}
+    stages = [s["stage"] for s in running]
+    assert "check" in stages
+    verifying = [s for s in running if s["stage"].startswith("verify")]
+    assert list(dict.fromkeys(s["stage"] for s in verifying)) == [
+        "verify: starting",
+        "verify: compiling the C host",
+        "verify: running the module in the C runtime",
+        "verify: running the graph in Python",
+    ], "verification says what it does as it goes, not one 'verify' for its whole time"
+    assert verifying[0]["fraction"] >= 0.8 and len({s["fraction"] for s in verifying}) == 4
     assert gl.verify(tmp_path / "module").passed, "what the panel verified is what is on disk"
     assert set(view) == declared_fields("ExportView")
     assert set(view["verify"]) == declared_fields("VerifyView")
@@ -144,3 +153,11 @@ def test_a_verification_that_cannot_run_is_not_a_failed_export(ed, tmp_path, mon
     assert "ToolMissingError" in why and "graphlab-no-such-cc" in why and "apt-get install gcc" in why
     assert f"gl.verify({str(tmp_path / 'module')!r})" in why
     assert set(view) == declared_fields("ExportView")
+
+
+def test_a_second_export_to_the_same_folder_says_to_tick_overwrite(ed, tmp_path):
+    assert export(ed, tmp_path / "m", verify=False)["ok"]
+    reply = export(ed, tmp_path / "m", request=2, verify=False)
+    assert "tick \u201coverwrite the folder\u201d to replace (in Python: overwrite=True)" in reply["error"]
+    assert "tick \u201coverwrite the folder\u201d" in ed.export["error"]
+    assert export(ed, tmp_path / "m", request=3, verify=False, overwrite=True)["ok"]

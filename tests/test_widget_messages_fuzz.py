@@ -149,6 +149,21 @@ _GOOD = {
     "timeout": st.floats(allow_nan=True, allow_infinity=True) | _small,
     # never "check": a checked start runs a child process, seconds per example (test_widget_bounds.py runs it)
     "bounds": st.sampled_from(["trust", "Check", "", "checked"]),
+    # the loop form (make_loop / make_cond) and the values panel
+    "body": st.sampled_from(["body", "init", "2x", ""]),
+    "else_body": st.none() | st.sampled_from(["other", "body"]),
+    "mode": st.sampled_from(["while", "count", "until"]),
+    "flag": st.none() | _arg_name,
+    "count": st.none() | _arg_name,
+    "max_iter": st.none() | _small,
+    "check_every": _small,
+    "guarded": st.booleans(),
+    "value": st.floats(allow_nan=True, allow_infinity=True) | _small,
+    "shape": st.lists(_small, max_size=3),
+    "fill": st.sampled_from(["zeros", "random", "ones"]),
+    "seed": _small,
+    "variable": st.sampled_from(["x0", "nope", ""]),
+    "slice": st.none() | st.lists(_small, max_size=2),
 }
 # Anything: real names of other fields, JSON of random shape, and bigger-than-allowed strings and lists.
 _plausible = st.sampled_from(["init", "step/axpy", "gone", "x", "value", "repetition", "add", "toggle", "", " ", 0, 1, -1])

@@ -480,7 +480,7 @@ def test_a_3d_field_shows_its_first_slice_and_f64_travels_as_f64(ti_cpu):
     debug(widget, "step")
     pic = widget.inspect["picture"]
     assert (pic["kind"], pic["dtype"], pic["shape"], pic["origin"]) == ("heatmap", "f64", [20, 30], [0])
-    assert "slice (0,)" in pic["note"]
+    assert pic["note"] == "slice [0, :, :] of (3, 20, 30)"
     values_ = floats(widget.inspect_picture, "f64", (20, 30))
     assert values_[7, 9] == 79.0
     assert widget.inspect["stats"]["max"] == 2000.0 + 190.0 + 29.0

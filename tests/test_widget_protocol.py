@@ -164,7 +164,7 @@ def sample(hint):
     if typing.is_typeddict(hint):
         required = hint.__required_keys__
         return {name: sample(h) for name, h in hints(hint).items() if name in required}
-    return {str: "a", int: 1, bool: True, list: [], dict: {}}[origin or hint]
+    return {str: "a", int: 1, float: 1.0, bool: True, list: [], dict: {}}[origin or hint]
 
 
 def declared_messages():
@@ -189,7 +189,7 @@ def test_every_declared_message_is_accepted_with_its_defaults():
         assert {name: parsed[name] for name in head} == head  # what names the message is kept as sent
         seen.add((parsed["kind"], op))
     assert ("debug", "goto") in seen and ("edit", "new_arg") in seen and ("export", None) in seen
-    assert len(seen) == 12 + 2 + 1 + 11 + 3 + 2 + 1 + 1  # edits, undo/redo, select, debug, breakpoint, watch, ...
+    assert len(seen) == 12 + 2 + 2 + 1 + 11 + 3 + 2 + 1 + 1 + 4  # edits, structure edits, undo/redo, select, ..., values
     export = parse_message({"kind": "export", "request": 1, "arch": "x64", "path": "out"})
     assert export == {"kind": "export", "request": 1, "arch": "x64", "path": "out", "overwrite": False,
                       "verify": True, "cpu_threads": None, "dims": {}}  # fmt: skip
@@ -223,7 +223,8 @@ def test_every_kind_the_editor_dispatches_on_is_declared_and_every_declared_kind
 
 
 def test_every_edit_op_has_one_handler_and_every_handler_a_declared_op():
-    declared = [("edit", typing.get_args(hints(r)["op"])[0]) for r in records(protocol.EditMessage)]
+    edits = protocol.EditMessage | protocol.StructureEdit
+    declared = [("edit", typing.get_args(hints(r)["op"])[0]) for r in records(edits)]
     assert EDITOR._EDITS.keys == declared and {op for _, op in declared} == set(messages.EDIT_OPS)
 
 

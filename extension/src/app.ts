@@ -31,12 +31,14 @@ import {
   EMPTY_GRAPH,
   EMPTY_HISTORY,
   EMPTY_INSPECT,
+  EMPTY_VALUES,
   type EditOp,
   type Every,
   type GraphView,
   type KernelView,
   type PanelMessage,
   type Traits,
+  type ValuesOp,
   parseServerMessage,
 } from "./protocol";
 import { NodeIndex, freeSequenceName, insertionPoint, siblingRange } from "./selection";
@@ -45,6 +47,7 @@ import type { Actions, ExportOptions, PanelTab, ViewState } from "./state";
 import { Timeline } from "./timeline";
 import { Banner, Toolbar } from "./toolbar";
 import { UndoStack } from "./undoStack";
+import { missingArgIn } from "./valuesPanel";
 
 const TRAITS: (keyof Traits)[] = [
   "graph",
@@ -60,6 +63,7 @@ const TRAITS: (keyof Traits)[] = [
   "inspect_diff",
   "inspect_page",
   "export",
+  "values",
 ];
 
 /** The debugger's keyboard actions and the control each one sends. */
@@ -85,6 +89,10 @@ export class EditorApp implements Actions {
   private readonly groupForm: GroupForm;
   /** The group edit the name form waits on (its reply closes the form or shows Python's refusal). */
   private groupRequest: number | null = null;
+  /** The loop form's edit in flight (its reply closes the form or shows the refusal there). */
+  private loopRequest: number | null = null;
+  /** The banner's "Give value..." button (shown when the error names a missing run value). */
+  private readonly giveValueButton: HTMLButtonElement;
   /** The last drawing laid out (a new dispatch's pending box stays until the drawing with it is shown). */
   private drawn: Promise<void> = Promise.resolve();
   private readonly listeners = new Listeners();
@@ -134,14 +142,41 @@ export class EditorApp implements Actions {
       () => this.root,
       () => this.read("graph").name,
     );
+    const loopButton = h(
+      "button",
+      {
+        type: "button",
+        class: "gl-btn",
+        title: "Make a loop or a conditional of the selected nodes",
+        "data-open": "loop",
+      },
+      "Loop\u2026",
+    );
+    this.listeners.on(loopButton, "click", () => this.makeLoop([]));
+    const valuesButton = h(
+      "button",
+      { type: "button", class: "gl-btn", title: "Give the run values Debug and Export use", "data-open": "values" },
+      "Values\u2026",
+    );
+    this.listeners.on(valuesButton, "click", () => this.openValues(null));
     this.toolbar.slot.append(
       this.debugBar.el,
+      h("span", { class: "gl-sep" }),
+      loopButton,
+      valuesButton,
       h("span", { class: "gl-sep" }),
       exportButton,
       h("span", { class: "gl-sep" }),
       this.layoutToggles.el,
     );
     this.banner = new Banner(() => this.dismissError());
+    this.giveValueButton = h(
+      "button",
+      { type: "button", class: "gl-btn gl-give-value", hidden: true, "data-open": "give-value" },
+      "Give value\u2026",
+    );
+    this.listeners.on(this.giveValueButton, "click", () => this.openValues(this.giveValueButton.dataset.arg ?? null));
+    this.banner.el.insertBefore(this.giveValueButton, this.banner.el.lastElementChild);
     this.palette = new Palette(this);
     this.side = new SidePanel(this);
     this.canvas = new GraphCanvas({
@@ -199,6 +234,15 @@ export class EditorApp implements Actions {
       this.model.off("msg:custom", onMessage);
     });
     this.listeners.on(this.root, "keydown", (e: KeyboardEvent) => this.onKey(e));
+    // other components (the canvas's context menu) ask with events on the widget's root
+    this.listeners.on(this.root, "graphlab:make-loop", (e: Event) => {
+      const nodes = (e as CustomEvent<{ nodes?: unknown }>).detail?.nodes;
+      this.makeLoop(Array.isArray(nodes) ? nodes.filter((n): n is string => typeof n === "string") : []);
+    });
+    this.listeners.on(this.root, "graphlab:give-value", (e: Event) => {
+      const arg = (e as CustomEvent<{ arg?: unknown }>).detail?.arg;
+      this.openValues(typeof arg === "string" ? arg : null);
+    });
     this.refresh();
   }
 
@@ -221,6 +265,7 @@ export class EditorApp implements Actions {
       inspect_diff: null,
       inspect_page: null,
       export: EMPTY_EXPORT,
+      values: EMPTY_VALUES,
     };
     return defaults[name];
   }
@@ -327,7 +372,11 @@ export class EditorApp implements Actions {
 
   private showError(): void {
     const error = this.read("error");
-    this.banner.show(error !== "" ? error : this.localError);
+    const text = error !== "" ? error : this.localError;
+    this.banner.show(text);
+    const missing = missingArgIn(text);
+    this.giveValueButton.hidden = missing === null;
+    if (missing !== null) this.giveValueButton.dataset.arg = missing;
   }
 
   // --- messages ----------------------------------------------------------------------------------
@@ -355,6 +404,12 @@ export class EditorApp implements Actions {
     if (reply.ok && sent?.kind === "edit" && sent.op === "rename_arg" && sent.arg === this.selectedArg) {
       this.selectedArg = sent.name; // the arg editor follows its arg
     }
+    if (reply.request === this.loopRequest) {
+      this.loopRequest = null;
+      this.side.loop.settle(reply.ok ? null : (reply.error ?? "the edit was refused"));
+    }
+    const forValues = sent?.kind === "values";
+    if (forValues && !reply.ok) this.side.values.refused(sent.arg, reply.error ?? "refused");
     const forForm = reply.request === this.groupRequest;
     if (forForm) {
       this.groupRequest = null;
@@ -363,7 +418,7 @@ export class EditorApp implements Actions {
     // a refused group is said in the form, where the name is typed (the banner shows Python's `error` trait too);
     // a failed bounds check in the debug panel, which shows the trait's error (sent before the reply)
     const checked = sent?.kind === "debug" && sent.action === "start" && sent.bounds === "check";
-    const inPanel = forForm || (checked && this.read("debugger").bounds.state === "failed");
+    const inPanel = forForm || forValues || (checked && this.read("debugger").bounds.state === "failed");
     if (!reply.ok && !inPanel && reply.error && reply.error !== this.read("error")) this.localError = reply.error;
     if (reply.ok) this.localError = "";
     this.refresh(); // starts laying out the drawing the edit made, if it is here
@@ -559,9 +614,9 @@ export class EditorApp implements Actions {
     this.showTab("node");
   }
 
-  inspect(buffer: string, component: number | null, page: number): void {
+  inspect(buffer: string, component: number | null, page: number, slice: number[] | null = null): void {
     const { session } = this.read("debugger");
-    this.sendPanel({ kind: "inspect", request: this.nextRequest++, session, buffer, component, page });
+    this.sendPanel({ kind: "inspect", request: this.nextRequest++, session, buffer, component, page, slice });
   }
 
   compare(against: string, rtol: number, atol: number, timeout: number): void {
@@ -581,6 +636,29 @@ export class EditorApp implements Actions {
 
   exportGraph(options: ExportOptions): void {
     this.sendPanel({ kind: "export", request: this.nextRequest++, ...options });
+  }
+
+  giveValue(op: ValuesOp): void {
+    this.sendPanel({ kind: "values", request: this.nextRequest++, ...op } as PanelMessage);
+  }
+
+  openValues(arg: string | null): void {
+    this.showTab("values");
+    this.side.values.focusArg(arg);
+  }
+
+  makeLoop(ids: readonly string[]): void {
+    const { index, anchor, range } = this.state;
+    const picked = ids.length > 0 ? ids : range.length > 0 ? range : anchor !== null ? [anchor] : [];
+    const known = picked.filter((id) => index.has(id));
+    const place = insertionPoint(index, anchor);
+    this.showTab("node");
+    this.side.loop.open(known, this.state.traits.graph, { into: place.into ?? null, index: place.index ?? null });
+  }
+
+  makeStructure(op: EditOp): void {
+    this.rangeEnd = null;
+    this.loopRequest = this.edit(op);
   }
 
   showTab(tab: PanelTab): void {

@@ -73,6 +73,27 @@ export function indexText(index: readonly number[]): string {
 }
 
 /**
+ * The source index of a picture's cell (the first element of its block when downsampled): the
+ * slice's fixed leading indexes, then each shown axis times its step. The inverse of `pictureCell`.
+ */
+export function sourceIndex(cell: readonly number[], origin: readonly number[], step: readonly number[]): number[] {
+  return [...origin, ...cell.map((v, axis) => v * (step[axis] || 1))];
+}
+
+/** The heat map cell under a point of a canvas drawn `width` x `height` for `rows` x `cols` cells (null: outside). */
+export function cellAt(
+  x: number,
+  y: number,
+  width: number,
+  height: number,
+  rows: number,
+  cols: number,
+): [number, number] | null {
+  if (!(x >= 0 && y >= 0 && x < width && y < height) || rows < 1 || cols < 1) return null;
+  return [Math.min(rows - 1, Math.floor((y / height) * rows)), Math.min(cols - 1, Math.floor((x / width) * cols))];
+}
+
+/**
  * Where a source index lands in a downsampled picture: divide each shown axis by its step
  * (`origin` fixed leading axes are dropped first). Null when the index lies in another slice.
  */

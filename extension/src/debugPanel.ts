@@ -87,7 +87,7 @@ export class DebugBar {
       this.start.title = CHECKING;
     } else if (busy) {
       // a start in flight (the only debug request sent with no session): it compiles, so say so
-      this.start.textContent = "Starting\u2026";
+      replaceChildren(this.start, spinner(), "Starting\u2026");
       delete this.start.dataset.running;
       this.start.title = STARTING;
     } else {
@@ -292,7 +292,9 @@ export class DebugSection implements Section {
       {},
       h("h3", {}, "Debugger"),
       boundsStatusElement(bounds),
-      starting && bounds?.kind !== "checking" ? h("p", { class: "gl-debug-starting", role: "status" }, STARTING) : null,
+      starting && bounds?.kind !== "checking"
+        ? h("p", { class: "gl-debug-starting", role: "status" }, spinner(), STARTING)
+        : null,
       debug.ended
         ? h("p", { class: "gl-hint gl-debug-ended" }, `Session ${debug.session} ended: ${debug.ended}`)
         : null,
@@ -643,4 +645,9 @@ export class DebugSection implements Section {
     this.listeners.dispose();
     this.el.remove();
   }
+}
+
+/** A small turning circle: something runs that takes more than a moment (compiling, a large read). */
+export function spinner(): HTMLElement {
+  return h("span", { class: "gl-spinner", "aria-hidden": "true", "data-spinner": "" });
 }

@@ -8,6 +8,7 @@ import { clampPage, decodeFloats, indexText, pageOf, ravel, unravel } from "./ar
 import { formatNum } from "./colorScale";
 import { Listeners, h, replaceChildren } from "./dom";
 import { errorText } from "./graphView";
+import { spinner } from "./debugPanel";
 import { drawPicture } from "./plot";
 import type { InspectView, PageView, StatsView } from "./protocol";
 import type { Section } from "./sidePanel";
@@ -32,6 +33,7 @@ export class InspectSection implements Section {
       t.debugger.active,
       t.debugger.buffers,
       t.debugger.compare.divergence,
+      state.busy.has("inspect"),
     ];
     if (seen.length === this.seen.length && seen.every((v, i) => v === this.seen[i])) return;
     this.seen = seen;
@@ -55,14 +57,22 @@ export class InspectSection implements Section {
       );
       return;
     }
+    // a large buffer takes seconds to read: the old figures stay, greyed, under a spinner until the new ones come
+    const busy = state.busy.has("inspect");
+    this.el.classList.toggle("gl-stale", busy);
     const parts: (HTMLElement | null)[] = [
-      h("h3", {}, "Inspect"),
+      h(
+        "h3",
+        {},
+        "Inspect",
+        busy ? h("span", { class: "gl-inspect-busy", role: "status" }, " ", spinner(), "reading\u2026") : null,
+      ),
       this.chooser(state, view),
       this.where(view),
       this.compared(state, view),
       this.statsTable(view),
     ];
-    parts.push(this.picture(state, view));
+    parts.push(this.slices(view), this.picture(state, view));
     parts.push(this.diff(state, view));
     parts.push(this.values(state, view));
     replaceChildren(this.el, parts);
@@ -91,6 +101,7 @@ export class InspectSection implements Section {
           view.buffer,
           component.value === "" ? null : Number(component.value),
           view.page?.page ?? 0,
+          sliceOf(view),
         );
       }
     });
@@ -193,10 +204,45 @@ export class InspectSection implements Section {
     if (!pic || pic.kind === "none") return null;
     try {
       const values = decodeFloats(state.traits.inspect_picture, pic.dtype, pic.shape);
-      return drawPicture(pic, values, { mark: view.stats?.first_nonfinite ?? null }).el;
+      const figure = drawPicture(pic, values, {
+        mark: view.stats?.first_nonfinite ?? null,
+        name: view.buffer ?? "",
+      }).el;
+      return figure;
     } catch (err) {
       return h("p", { class: "gl-diag gl-diag-error" }, `cannot draw the picture: ${errorText(err)}`);
     }
+  }
+
+  /** One slider per leading axis of a 3-D or higher buffer: the heat map's slice (Python sends its picture). */
+  private slices(view: InspectView): HTMLElement | null {
+    const origin = view.picture?.origin ?? [];
+    const shape = view.shape ?? [];
+    if (origin.length === 0 || !view.buffer) return null;
+    const buffer = view.buffer;
+    const current = [...origin];
+    const sliders = origin.map((at, axis) => {
+      const size = shape[axis] ?? 1;
+      const label = h("span", { class: "gl-slice-label" }, `axis ${axis}: ${at} of 0\u2026${size - 1}`);
+      const input = h("input", {
+        type: "range",
+        min: 0,
+        max: size - 1,
+        step: 1,
+        value: at,
+        "aria-label": `slice of axis ${axis}`,
+        "data-slice-axis": axis,
+      });
+      this.listeners.on(input, "input", () => {
+        label.textContent = `axis ${axis}: ${input.value} of 0\u2026${size - 1}`;
+      });
+      this.listeners.on(input, "change", () => {
+        current[axis] = Number(input.value);
+        this.actions.inspect(buffer, view.component ?? null, view.page?.page ?? 0, [...current]);
+      });
+      return h("label", { class: "gl-slice" }, input, " ", label);
+    });
+    return h("div", { class: "gl-slices", "data-slices": origin.join(",") }, sliders);
   }
 
   private diff(state: ViewState, view: InspectView): HTMLElement {
@@ -242,7 +288,8 @@ export class InspectSection implements Section {
       return h("p", { class: "gl-diag gl-diag-error" }, `cannot read the values: ${errorText(err)}`);
     }
     const shape = view.shape ?? [];
-    const go = (p: number): void => this.actions.inspect(buffer, view.component ?? null, clampPage(p, page.pages));
+    const go = (p: number): void =>
+      this.actions.inspect(buffer, view.component ?? null, clampPage(p, page.pages), sliceOf(view));
     const prev = this.listeners.button("\u2039", "Previous page", () => go(page.page - 1), page.page <= 0);
     const next = this.listeners.button("\u203a", "Next page", () => go(page.page + 1), page.page >= page.pages - 1);
     const first = view.stats?.first_nonfinite;
@@ -290,6 +337,12 @@ export class InspectSection implements Section {
     this.listeners.dispose();
     this.el.remove();
   }
+}
+
+/** The slice the heat map shows (kept when the page or component changes), or null for a field of 2 dims or fewer. */
+function sliceOf(view: InspectView): number[] | null {
+  const origin = view.picture?.origin ?? [];
+  return origin.length > 0 ? [...origin] : null;
 }
 
 function pageLabel(page: PageView): string {

@@ -4,7 +4,7 @@
  * NaN/Inf marked. The pixels and coordinates come from `raster.ts`.
  */
 
-import { pictureCell } from "./arrays";
+import { cellAt, indexText, pictureCell, sourceIndex } from "./arrays";
 import {
   type ColorScale,
   type ScaleKind,
@@ -78,6 +78,22 @@ export function drawPicture(
       if (cell && cell.length === 2) ring(ctx, (cell[1]! + 0.5) * sx, (cell[0]! + 0.5) * sy);
     }
     legend = colorBar(scale, values);
+    const readout = h("div", { class: "gl-plot-readout", "aria-live": "polite" }, "\u00a0");
+    const show = (event: MouseEvent): void => {
+      const box = canvas.getBoundingClientRect();
+      const at = cellAt(event.clientX - box.left, event.clientY - box.top, box.width, box.height, rows, cols);
+      if (at === null) {
+        readout.textContent = "\u00a0";
+        return;
+      }
+      const index = sourceIndex(at, view.origin, view.step);
+      const blocked = view.step.some((s) => s > 1) ? ` (block of ${view.step.join("\u00d7")} from there)` : "";
+      readout.textContent = `${options.name ?? view.label}${indexText(index)} = ${formatG(values[at[0] * cols + at[1]]!)}${blocked}`;
+      readout.dataset.index = index.join(",");
+    };
+    canvas.addEventListener("mousemove", show);
+    canvas.addEventListener("mouseleave", () => (readout.textContent = "\u00a0"));
+    legend = h("div", {}, legend, readout);
   } else if (view.kind === "line" && view.shape.length === 2) {
     const n = view.shape[0]!;
     canvas.width = PLOT_WIDTH;
@@ -115,7 +131,7 @@ export function drawPicture(
     const bad = bars.filter((b) => b.bad).length;
     legend = h(
       "div",
-      { class: "gl-legend" },
+      { class: "gl-plot-legend" },
       h("span", {}, `y ${formatG(lo)} \u2026 ${formatG(hi)}`),
       bad
         ? h(
@@ -140,7 +156,7 @@ export function drawPicture(
     const { x0, x1, y0, y1 } = pts.extent;
     legend = h(
       "div",
-      { class: "gl-legend" },
+      { class: "gl-plot-legend" },
       h("span", {}, `x ${formatG(x0)} \u2026 ${formatG(x1)}, y ${formatG(y0)} \u2026 ${formatG(y1)}`),
       pts.skipped
         ? h(
@@ -185,7 +201,7 @@ export function colorBar(scale: ColorScale, values: ArrayLike<number>): HTMLElem
   ];
   return h(
     "div",
-    { class: "gl-legend", "data-lo": String(scale.lo), "data-hi": String(scale.hi) },
+    { class: "gl-plot-legend", "data-lo": String(scale.lo), "data-hi": String(scale.hi) },
     h("div", { class: "gl-colorbar-wrap" }, bar, h("div", { class: "gl-ticks" }, marks)),
     h("div", { class: "gl-chips" }, chips),
   );

@@ -526,6 +526,33 @@ export interface ExportView {
   seconds: number;
 }
 
+// --- the values panel: the `values` trait ------------------------------------------------------------
+
+/** One run value the graph takes, as the values panel lists it. */
+export interface ValueEntryView {
+  arg: string;
+  kind: ArgKind;
+  dtype: string | null;
+  role: Role;
+  /** The arg's declared shape (ints and dim names), null when it declares none. */
+  shape: (number | string)[] | null;
+  ndim: number;
+  /** False for what the run allocates itself (temps with a known shape) and for an arg no node uses. */
+  needed: boolean;
+  given: boolean;
+  /** What was given: `2.5`, `ndarray f32 (64,) zeros`, `notebook variable x0`; "" when nothing. */
+  summary: string;
+}
+
+/** The `values` trait: the run values the graph needs, what is given and what is missing. */
+export interface ValuesView {
+  entries: ValueEntryView[];
+  /** The args Debug would refuse for want of a value, in the graph's order. */
+  missing: string[];
+  /** Whether notebook variables can be used (false outside IPython). */
+  in_notebook: boolean;
+}
+
 /** Every synced trait of `GraphEditor`, by name. Bytes arrive as a DataView (null until the first sync). */
 export interface Traits {
   graph: GraphView;
@@ -541,6 +568,7 @@ export interface Traits {
   inspect_diff: DataView | null;
   inspect_page: DataView | null;
   export: ExportView;
+  values: ValuesView;
 }
 
 // --- custom messages: front-end -> Python ------------------------------------------------------------
@@ -682,6 +710,103 @@ export type EditMessage =
   | RedeclareEdit
   | RemoveArgEdit;
 
+/**
+ * `graph.loop(body, ...)` around `nodes` (consecutive siblings, moved into the new sequence `body`),
+ * in their place; no nodes: an empty body at `index` of `into`. One undo step.
+ */
+export interface MakeLoopEdit extends EditBase {
+  op: "make_loop";
+  nodes: string[];
+  /** The new sequence that holds the loop's body. */
+  body: string;
+  mode: "while" | "count";
+  /** `while`: the one-element i32 ndarray arg read after iterations (non-zero: again). Default: `null`. */
+  flag?: string | null;
+  /** `count`: the scalar i32 arg that says how many times the body runs. Default: `null`. */
+  count?: string | null;
+  /** Default: `null`. */
+  max_iter?: number | null;
+  /** Default: `1`. */
+  check_every?: number;
+  /** Default: `false`. */
+  guarded?: boolean;
+  /** Default: `"loop"`. */
+  name?: string;
+  /** Default: `null`. */
+  into?: string | null;
+  /** Default: `null`. */
+  index?: number | null;
+}
+
+/**
+ * `graph.cond(flag, then, else_)` with `nodes` (consecutive siblings) moved into the new sequence
+ * `body` as the then branch, in their place; no nodes: empty branches at `index` of `into`.
+ */
+export interface MakeCondEdit extends EditBase {
+  op: "make_cond";
+  nodes: string[];
+  /** The new sequence of the then branch. */
+  body: string;
+  /** The one-element i32 ndarray arg read on the host: non-zero runs `then`. */
+  flag: string;
+  /** A new, empty sequence for the else branch (null: no else branch). Default: `null`. */
+  else_body?: string | null;
+  /** Default: `"cond"`. */
+  name?: string;
+  /** Default: `null`. */
+  into?: string | null;
+  /** Default: `null`. */
+  index?: number | null;
+}
+
+/** The edits that wrap nodes in a loop or a conditional (the loop form's). */
+export type StructureEdit = MakeLoopEdit | MakeCondEdit;
+
+/** How the values panel fills an ndarray it allocates. */
+export type ValueFill = "zeros" | "random";
+
+/** Give a scalar arg its run value. */
+export interface ValueScalar {
+  kind: "values";
+  request: number;
+  op: "scalar";
+  arg: string;
+  value: number;
+}
+
+/** Allocate an ndarray arg's run value of `shape` (field dims), zeros or uniform in [0, 1) from `seed`. */
+export interface ValueAllocate {
+  kind: "values";
+  request: number;
+  op: "allocate";
+  arg: string;
+  shape: number[];
+  /** Default: `"zeros"`. */
+  fill?: ValueFill;
+  /** Default: `0`. */
+  seed?: number;
+}
+
+/** Use a notebook variable (by name, in IPython's user namespace) as an arg's run value. */
+export interface ValueVariable {
+  kind: "values";
+  request: number;
+  op: "variable";
+  arg: string;
+  variable: string;
+}
+
+/** Forget an arg's run value. */
+export interface ValueClear {
+  kind: "values";
+  request: number;
+  op: "clear";
+  arg: string;
+}
+
+/** The values panel's messages: the run values Debug, Export and Compare use. */
+export type ValuesMessage = ValueScalar | ValueAllocate | ValueVariable | ValueClear;
+
 /** How the debugger moves a running session (`stop` ends it). */
 export type DebugAction = "step" | "step_over" | "continue" | "back" | "restart" | "find_nonfinite" | "stop";
 
@@ -812,6 +937,8 @@ export interface InspectMessage {
   component?: number | null;
   /** Default: `0`. */
   page?: number;
+  /** For a 3-D or higher buffer: the leading indexes of the 2-D slice pictured (null: the first). Default: `null`. */
+  slice?: number[] | null;
 }
 
 /** Export the graph (`gl.export`), then verify the module (`gl.verify`). */
@@ -830,8 +957,9 @@ export interface ExportMessage {
   dims?: Record<string, number>;
 }
 
-/** The debug, inspect and export panels' messages; each carries a request number the reply echoes. */
-export type PanelMessage = DebugMessage | BreakpointMessage | WatchMessage | InspectMessage | ExportMessage;
+/** The debug, inspect, export and values panels' messages; each carries a request number the reply echoes. */
+export type PanelMessage =
+  DebugMessage | BreakpointMessage | WatchMessage | InspectMessage | ExportMessage | ValuesMessage;
 
 /** Undo the last edit. */
 export interface UndoMessage {
@@ -853,7 +981,7 @@ export interface SelectMessage {
 }
 
 /** Every message the front-end sends. */
-export type ClientMessage = EditMessage | UndoMessage | RedoMessage | SelectMessage | PanelMessage;
+export type ClientMessage = EditMessage | StructureEdit | UndoMessage | RedoMessage | SelectMessage | PanelMessage;
 
 // --- custom messages: Python -> front-end ------------------------------------------------------------
 

@@ -16,6 +16,9 @@ import type {
   HistoryView,
   InspectView,
   ServerMessage,
+  StructureEdit,
+  ValuesMessage,
+  ValuesView,
 } from "./protocol.gen";
 
 export type * from "./protocol.gen";
@@ -24,7 +27,10 @@ export type * from "./protocol.gen";
 type OmitEach<U, K extends PropertyKey> = U extends unknown ? Omit<U, K> : never;
 
 /** An edit as the app builds it: an edit message without the `kind` and `request` added when it is sent. */
-export type EditOp = OmitEach<EditMessage, "kind" | "request">;
+export type EditOp = OmitEach<EditMessage | StructureEdit, "kind" | "request">;
+
+/** A values panel message as the panel builds it (the app adds `kind` and `request`). */
+export type ValuesOp = OmitEach<ValuesMessage, "kind" | "request">;
 
 /** Check an incoming custom message; anything else is ignored by the caller. */
 export function parseServerMessage(content: unknown): ServerMessage | null {
@@ -89,3 +95,4 @@ export const EMPTY_EXPORT: ExportView = {
   error: null,
   seconds: 0,
 };
+export const EMPTY_VALUES: ValuesView = { entries: [], missing: [], in_notebook: false };

@@ -21,6 +21,7 @@ import { Listeners, h, replaceChildren } from "./dom";
 import { ExportSection } from "./exportPanel";
 import { InspectSection } from "./inspectPanel";
 import { keysFor } from "./keymap";
+import { LoopForm } from "./loopForm";
 import { loopReads } from "./loopText";
 import type {
   ArgView,
@@ -34,6 +35,7 @@ import type {
   SequenceView,
 } from "./protocol";
 import type { Actions, PanelTab, ViewState } from "./state";
+import { ValuesSection } from "./valuesPanel";
 
 const NEW_ARG = "\u0000new";
 const UNBOUND = "\u0000unbound";
@@ -51,6 +53,7 @@ const TABS: { tab: PanelTab; label: string }[] = [
   { tab: "debug", label: "Debug" },
   { tab: "inspect", label: "Inspect" },
   { tab: "export", label: "Export" },
+  { tab: "values", label: "Values" },
 ];
 
 export class SidePanel {
@@ -59,6 +62,10 @@ export class SidePanel {
   private readonly node: NodeSection;
   private readonly exporter: ExportSection;
   private readonly argEditor: ArgEditorSection;
+  /** The Values tab (run values given without code). */
+  readonly values: ValuesSection;
+  /** The loop form, over the Node tab while open. */
+  readonly loop: LoopForm;
   private readonly pages = new Map<PanelTab, HTMLElement>();
   private readonly tabButtons = new Map<PanelTab, HTMLButtonElement>();
   private readonly listeners = new Listeners();
@@ -67,11 +74,14 @@ export class SidePanel {
     this.node = new NodeSection(actions);
     this.exporter = new ExportSection(actions);
     this.argEditor = new ArgEditorSection(actions);
+    this.values = new ValuesSection((op) => actions.giveValue(op));
+    this.loop = new LoopForm((op) => actions.makeStructure(op));
     const byTab: Record<PanelTab, Section[]> = {
       node: [this.argEditor, this.node, new ProblemsSection(actions)],
       debug: [new DebugSection(actions)],
       inspect: [new InspectSection(actions)],
       export: [this.exporter],
+      values: [this.values],
     };
     this.sections = Object.values(byTab).flat();
     const bar = h("div", { class: "gl-tabs", role: "tablist" });
@@ -87,6 +97,7 @@ export class SidePanel {
       );
       this.pages.set(tab, page);
     }
+    this.pages.get("node")!.prepend(this.loop.el);
     this.el = h("aside", { class: "gl-side", "aria-label": "Side panel" }, bar, [...this.pages.values()]);
   }
 
@@ -121,6 +132,7 @@ export class SidePanel {
 
   dispose(): void {
     this.listeners.dispose();
+    this.loop.dispose();
     for (const section of this.sections) section.dispose();
     this.el.remove();
   }
@@ -197,6 +209,10 @@ class NodeSection implements Section {
     const group = this.listeners.button("Group into a sequence", `Group (${keysFor("group")})`, () =>
       this.actions.group(state.range),
     );
+    const loop = this.listeners.button("Loop\u2026", "Make a loop or a conditional of these nodes", () =>
+      this.actions.makeLoop(state.range),
+    );
+    loop.dataset.open = "loop";
     const clear = this.listeners.button("Clear", "Clear the selection (Esc)", () => this.actions.select(null));
     return h(
       "div",
@@ -207,7 +223,7 @@ class NodeSection implements Section {
         { class: "gl-range" },
         state.range.map((id) => h("li", {}, h("code", {}, id))),
       ),
-      h("div", { class: "gl-actions" }, group, clear),
+      h("div", { class: "gl-actions" }, group, loop, clear),
     );
   }
 
@@ -343,9 +359,13 @@ class NodeSection implements Section {
     const group = this.listeners.button("Group\u2026", `Group into a new sequence (${keysFor("group")})`, () =>
       this.actions.group([node.id]),
     );
+    const loop = this.listeners.button("Loop\u2026", "Make a loop or a conditional of this node", () =>
+      this.actions.makeLoop([node.id]),
+    );
+    loop.dataset.open = "loop";
     const remove = this.listeners.button("Delete", `Delete (${keysFor("delete")})`, () => this.actions.remove(node.id));
     remove.classList.add("gl-danger");
-    return h("div", { class: "gl-actions" }, up, down, group, remove);
+    return h("div", { class: "gl-actions" }, up, down, group, loop, remove);
   }
 
   private bindingRow(state: ViewState, node: DispatchView, param: ParamView): HTMLElement[] {

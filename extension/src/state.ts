@@ -14,12 +14,13 @@ import type {
   HistoryView,
   KernelView,
   Traits,
+  ValuesOp,
 } from "./protocol";
 import type { NodeIndex } from "./selection";
 import type { Timeline } from "./timeline";
 
 /** The side panel's tabs. */
-export type PanelTab = "node" | "debug" | "inspect" | "export";
+export type PanelTab = "node" | "debug" | "inspect" | "export" | "values";
 
 /** What an export asks for (the export message without its kind and request number). */
 export type ExportOptions = Omit<ExportMessage, "kind" | "request">;
@@ -80,8 +81,16 @@ export interface Actions {
   removeBreakpoint(id: number): void;
   watch(expression: string): void;
   unwatch(expression: string): void;
-  /** Show a buffer (a component: null for the norm; a page of the value table). */
-  inspect(buffer: string, component: number | null, page: number): void;
+  /** Show a buffer (a component: null for the norm; a page of the value table; the 2-D slice of a 3-D buffer). */
+  inspect(buffer: string, component: number | null, page: number, slice?: number[] | null): void;
   exportGraph(options: ExportOptions): void;
   showTab(tab: PanelTab): void;
+  /** Give, allocate or clear a run value (the Values tab). */
+  giveValue(op: ValuesOp): void;
+  /** Open the Values tab at an arg's row (null: at the top). */
+  openValues(arg: string | null): void;
+  /** Open the loop form on these nodes (none: the selection, or an empty body). */
+  makeLoop(ids: readonly string[]): void;
+  /** Send the loop form's edit (its reply settles the form). */
+  makeStructure(op: EditOp): void;
 }

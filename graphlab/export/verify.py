@@ -32,7 +32,7 @@ import re
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -449,6 +449,7 @@ def verify(
     baseline: bool | None = None,
     timeout: float = 600.0,
     dims: Mapping[str, int] | None = None,
+    progress: Callable[[str, float], None] | None = None,
 ) -> VerifyReport:
     """Run an exported module in the C runtime and in Taichi's Python frontend; compare what they write.
 
@@ -469,6 +470,8 @@ def verify(
         even where Python's second run happens to repeat its first.
     kernels
         Where the kernels live now (module, dict...), instead of the code stored at export.
+    progress
+        Called with a stage's text and the fraction done (0..1) as the stages begin (the widget's bar).
     baseline
         Also run the Python side a second time and report how far it differs from itself (column
         ``py vs py``, max abs): the size of differences that come from the order of float additions.
@@ -524,14 +527,17 @@ def verify(
     values = make_inputs(manifest, inputs, seed=seed, dims=dims)
     dims = dict(dims or {})
     timings: dict[str, float] = {}
+    tell = progress or (lambda stage, fraction: None)
     with tempfile.TemporaryDirectory(prefix=scratch_prefix("verify")) as tmp:
         inputs_dir = Path(tmp, "inputs")
         inputs_dir.mkdir()
         for name, value in values.items():
             np.save(inputs_dir / f"{name}.npy", value)
         start = time.perf_counter()
+        tell("verify: compiling the C host", 0.05)
         _host_executable(folder, cc)
         timings["build"] = time.perf_counter() - start
+        tell("verify: running the module in the C runtime", 0.3)
         control = any(g.control is not None for g in manifest.graphs)
         host = run_host(folder, inputs_dir, Path(tmp, "host"), frames=frames, cc=cc, timeout=timeout, events=control,
                         dims=dims)  # fmt: skip
@@ -543,6 +549,7 @@ def verify(
             timings[name] = run.seconds
             return run
 
+        tell("verify: running the graph in Python", 0.6)
         reference = python("python")
         names = _compared(manifest)
         host_out = {n: np.load(host.out_dir / f"{n}.npy") for n in names}
@@ -564,6 +571,7 @@ def verify(
             baseline is not False and len(again) < (NOISE_RUNS if _varies(manifest) else 1)
             and not all(o.passed if again else o.identical for o in outputs)
         ):  # fmt: skip
+            tell(f"verify: Python again, for its noise ({len(again) + 1})", min(0.95, 0.85 + len(again) / 50))
             run = python("python again" if not again else f"python again {len(again) + 1}")
             again.append({n: np.load(run.out_dir / f"{n}.npy") for n in names})
             outputs = [compared(n, again) for n in names]

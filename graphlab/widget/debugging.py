@@ -157,6 +157,8 @@ class DebugPanel:
         self.buffer: str | None = None
         self.component: int | None = None
         self.page = 0
+        #: The fixed leading indexes of a heat map of a 3-D or higher buffer (None: all 0).
+        self.slice: list[int] | None = None
         self._seen: tuple[Any, ...] | None = None
         self.comparison = CompareRun()
         self.bounds = BoundsCheck()
@@ -299,8 +301,8 @@ class DebugPanel:
         self._current().unwatch(expression)
         return f"stopped watching {expression}"
 
-    def choose(self, buffer: str, component: int | None, page: int) -> None:
-        """Inspect another buffer, component or page (checked against the session's buffers)."""
+    def choose(self, buffer: str, component: int | None, page: int, slice_: list[int] | None = None) -> None:
+        """Inspect another buffer, component, page or 2-D slice (checked against the session's buffers)."""
         session = self._current()
         if buffer not in session.buffers:
             known = ", ".join(session.buffers) or "none"
@@ -312,7 +314,13 @@ class DebugPanel:
             raise PanelError(f"inspect {buffer!r}: component {component} does not exist; components: {what}")
         if page < 0:
             raise PanelError(f"inspect {buffer!r}: page {page} is negative")
-        self.buffer, self.component, self.page = buffer, component, page
+        if slice_ is not None:
+            shape = tuple(array.shape)
+            lead = shape[: max(0, len(shape) - 2)]
+            if len(slice_) != len(lead) or not all(0 <= i < n for i, n in zip(slice_, lead)):
+                what = f"{len(lead)} index(es) within {lead}" if lead else "none (2 dims or fewer): give null"
+                raise PanelError(f"inspect {buffer!r}: slice {slice_} does not fit its shape {shape}; slice: {what}")
+        self.buffer, self.component, self.page, self.slice = buffer, component, page, slice_
 
     def _current(self) -> DebugSession:
         if self.session is None:
@@ -400,7 +408,9 @@ class DebugPanel:
         view = s.inspect(self.buffer)
         stats = view.stats
         labels = component_labels(view.element_shape)
-        picture = picture_of(view, self.component)
+        lead = max(0, len(view.shape) - 2)
+        origin = self.slice if self.slice is not None and len(self.slice) == lead else None  # another buffer's: 0s
+        picture = picture_of(view, self.component, origin=origin)
         page_header, page = page_of(view, self.page)
         self.page = page_header["page"]
         diff_header: dict[str, Any] | None = None
@@ -409,7 +419,7 @@ class DebugPanel:
         if self.previous is not None and self.previous != here:
             diff = s.diff(self.buffer, self.previous)
             diff_header = diff_stats_view(diff.stats, diff.a, diff.b) | {"picture": None}
-            dpic = diff_picture(diff)
+            dpic = diff_picture(diff, origin=origin)
             diff_header["picture"] = dpic.view
         last = view.last_writer
         header = {

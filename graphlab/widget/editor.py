@@ -56,6 +56,8 @@ from graphlab.widget.protocol import (
     DispatchEdit,
     EditMessage,
     GroupEdit,
+    MakeCondEdit,
+    MakeLoopEdit,
     MoveEdit,
     NewArgEdit,
     PanelMessage,
@@ -68,9 +70,12 @@ from graphlab.widget.protocol import (
     RenameEdit,
     SetRepeatEdit,
     SetRoleEdit,
+    StructureEdit,
     UndoMessage,
 )
+from graphlab.widget.structures import make_cond, make_loop
 from graphlab.widget.view import diagnostic_view, graph_view, palette_view
+from graphlab.widget.wording import ui_text
 
 if TYPE_CHECKING:
     from graphlab.debug import DebugSession
@@ -128,6 +133,8 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
     """One page of values, little-endian f64, ``inspect.page.count`` rows of ``len(columns)``."""
     export = traitlets.Dict().tag(sync=True)
     """The export panel (``ExportView``): state, progress, files written, verification."""
+    values = traitlets.Dict().tag(sync=True)
+    """The values panel (``ValuesView``): the run values the graph needs, what is given, what is missing."""
 
     _unsubscribe: Callable[[], None] | None = None
 
@@ -169,7 +176,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         try:
             self.on_msg(self._on_message)
             self._panels = Panels(self, values, home=self._home)
-            self._sync()
+            self._sync()  # publishes the values panel too
             with self.hold_sync():
                 self.debugger = self._panels.debug.view()
                 self.inspect = {"session": 0, "buffer": None}
@@ -283,13 +290,14 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             self.graph = graph_view(graph)
             self.palette = palette_view(self._palette_kernels())
             self.dot = self._dot(diagnostics)
-            self.diagnostics = [diagnostic_view(d) for d in diagnostics]
+            self.diagnostics = [_in_ui_terms(diagnostic_view(d)) for d in diagnostics]
             self.history = self._history.labels()
             if self.selected and not self._exists(self.selected):
                 self.selected = ""
             panels = getattr(self, "_panels", None)
             if panels is not None:
                 panels.graph_changed()
+                panels.publish_values()
         self._state = graph.snapshot()
 
     # --- changes made in Python ----------------------------------------------------------------------
@@ -383,7 +391,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
             return self._refuse(message["request"], f"{what} failed (a graphlab bug): {_exc_text(exc)}")
         return _reply(message["request"])
 
-    def _edit(self, edit: EditMessage) -> dict[str, Any]:
+    def _edit(self, edit: EditMessage | StructureEdit) -> dict[str, Any]:
         graph = self._graph
         stale = self._first_stale(_node_refs(edit))
         if stale is not None:
@@ -414,7 +422,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         return _reply(edit["request"])
 
     @staticmethod
-    def _refusal(edit: EditMessage, exc: Exception) -> str:
+    def _refusal(edit: EditMessage | StructureEdit, exc: Exception) -> str:
         """Why an edit was refused: the graph's reason, or a bug report for an unexpected exception."""
         if isinstance(exc, (GraphlabError, KeyError)):
             reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
@@ -448,7 +456,7 @@ class GraphEditor(anywidget.AnyWidget):  # type: ignore[misc]
         return _reply(message.get("request"))
 
     def _refuse(self, request: int | None, reason: str, *, set_error: bool = True) -> dict[str, Any]:
-        reason = clip(reason)  # what the graph or a panel says may quote long names; the reply stays small
+        reason = clip(ui_text(reason))  # said in the widget's terms; the reply stays small
         if set_error:
             self.error = reason
         return _reply(request, reason)
@@ -511,6 +519,8 @@ _OP_VERB = {
     "set_role": "setting the arg's role",
     "redeclare": "changing the arg's spec",
     "remove_arg": "deleting the arg",
+    "make_loop": "making the loop",
+    "make_cond": "making the conditional",
 }
 
 
@@ -537,7 +547,7 @@ Outcome = tuple[str, str | None]
 
 #: The edit handlers: each takes its message, the editor, and the graph to edit (the editor's, or a
 #: copy of it to try the edit on first).
-_EDITS: Handlers[EditMessage, [GraphEditor, Graph], Outcome] = Handlers(EditMessage)
+_EDITS: Handlers[EditMessage | StructureEdit, [GraphEditor, Graph], Outcome] = Handlers(EditMessage | StructureEdit)
 
 
 @_EDITS.on(DispatchEdit)
@@ -631,6 +641,19 @@ def _remove_arg(edit: RemoveArgEdit, editor: GraphEditor, graph: Graph) -> Outco
     return f"delete arg {edit['arg']}", editor.selected or None
 
 
+@_EDITS.on(MakeLoopEdit)
+def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    loop_id = make_loop(graph, edit, editor.graph)
+    how = f"while {edit['flag']}" if edit["mode"] == "while" else f"{edit['count']} times"
+    return f"make loop {loop_id} ({how})", loop_id
+
+
+@_EDITS.on(MakeCondEdit)
+def _make_cond(edit: MakeCondEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    cond_id = make_cond(graph, edit, editor.graph)
+    return f"make conditional {cond_id} on {edit['flag']}", cond_id
+
+
 _EDITS.complete()
 
 
@@ -639,7 +662,7 @@ _EDITS.complete()
 NODE_FIELDS = ("node", "into", "nodes", "bind")
 
 
-def _node_refs(edit: EditMessage) -> list[str]:
+def _node_refs(edit: EditMessage | StructureEdit) -> list[str]:
     """Node ids an edit refers to (checked for staleness before anything is done)."""
     fields: Mapping[str, Any] = edit  # read across records: NODE_FIELDS are checked against the declarations
     node, into, nodes, bind = (fields.get(name) for name in NODE_FIELDS)
@@ -648,6 +671,12 @@ def _node_refs(edit: EditMessage) -> list[str]:
     if isinstance(bind, dict):
         refs.append(bind["node"])
     return refs
+
+
+def _in_ui_terms(view: dict[str, Any]) -> dict[str, Any]:
+    """A diagnostic's hint said in the widget's terms (``g.rebind(...)`` kept as the Python hint)."""
+    hint = view.get("hint")
+    return {**view, "hint": ui_text(hint)} if isinstance(hint, str) else view
 
 
 def _exc_text(exc: BaseException) -> str:

@@ -194,31 +194,37 @@ def _wire(values: np.ndarray) -> tuple[str, bytes]:
 # --- what crosses from the device ---------------------------------------------------------------------
 
 
-def _sample_index(shape: Sequence[int], picture: PictureKind) -> tuple[tuple[Any, ...], list[int], list[int]]:
+def _sample_index(
+    shape: Sequence[int], picture: PictureKind, origin: Sequence[int] | None = None
+) -> tuple[tuple[Any, ...], list[int], list[int]]:
     """The device-side index of the part of a field a picture shows: for heat maps of 3-D and higher
-    fields the first 2-D slice; a stride per axis when the part is larger than ``HOST_LIMIT``.
+    fields the 2-D slice at ``origin`` (the leading indexes; the first slice by default); a stride per
+    axis when the part is larger than ``HOST_LIMIT``.
     Returns the index, the stride per shown axis and the origin (index of the shown part's first element)."""
     nd = len(shape)
-    lead = (0,) * max(0, nd - 2) if picture == "heatmap" else ()
+    lead = tuple(origin or (0,) * max(0, nd - 2)) if picture == "heatmap" else ()
     shown = list(shape[len(lead) :])
     total = math.prod(shown)
     stride = 1
     if total > HOST_LIMIT:
         stride = math.ceil((total / HOST_LIMIT) ** (1 / len(shown)))
     index = (*lead, *(slice(None, None, stride) for _ in shown))
-    return index, [stride] * len(shown), [0] * len(lead)
+    return index, [stride] * len(shown), list(lead)
 
 
-def picture_of(view: BufferView, component: int | None) -> Picture:
-    """The picture of a buffer view: a heat map, a line plot (``(min, max)`` buckets) or a scatter plot."""
+def picture_of(view: BufferView, component: int | None, *, origin: Sequence[int] | None = None) -> Picture:
+    """The picture of a buffer view: a heat map, a line plot (``(min, max)`` buckets) or a scatter plot.
+
+    ``origin``: for a heat map of a 3-D or higher field, the leading indexes of the 2-D slice shown.
+    """
     shape, esh = view.shape, view.element_shape
     kind = picture_kind(len(shape), esh, component)
     if kind == "none" or np.dtype(_np_dtype(view.dtype)).kind not in "biuf":
         return NO_PICTURE
-    index, stride, origin = _sample_index(shape, kind)
+    index, stride, origin = _sample_index(shape, kind, origin)
     sample = view.numpy(index)
     field_nd = len(shape) - len(origin)
-    note = f"slice {tuple(origin)} of the first {len(origin)} axes" if origin else ""
+    note = _slice_note(origin, shape)
     label = view.name if component is None or not esh else f"{view.name}{component_labels(esh)[component]}"
     if kind == "scatter":
         pts = sample.reshape(-1, 2)
@@ -250,16 +256,25 @@ def _header(
             "note": note}
 
 
-def diff_picture(diff: DiffView) -> Picture:
-    """The picture of a diff map (``b - a``; the norm of the difference for vectors)."""
+def _slice_note(origin: Sequence[int], shape: Sequence[int]) -> str:
+    """``slice [3, :, :] of (8, 16, 16)``: where a heat map of a 3-D or higher field stands."""
+    if not origin:
+        return ""
+    at = ", ".join([*map(str, origin), *[":"] * (len(shape) - len(origin))])
+    return f"slice [{at}] of {tuple(shape)}"
+
+
+def diff_picture(diff: DiffView, *, origin: Sequence[int] | None = None) -> Picture:
+    """The picture of a diff map (``b - a``; the norm of the difference for vectors), at the heat map's slice."""
     dmap = np.asarray(diff.map(), dtype=np.float64)
     nd = dmap.ndim
     if nd == 0:
         return NO_PICTURE
-    origin: list[int] = []
+    full = dmap.shape
+    lead: list[int] = []
     if nd >= 3:
-        origin = [0] * (nd - 2)
-        dmap = dmap[tuple(origin)]
+        lead = list(origin or [0] * (nd - 2))
+        dmap = dmap[tuple(lead)]
     if dmap.ndim == 1:
         values, step = envelope(dmap)
         kind: PictureKind = "line"
@@ -269,8 +284,7 @@ def diff_picture(diff: DiffView) -> Picture:
         kind = "heatmap"
     dtype, data = _wire(values.astype(np.float32))
     label = f"{diff.name}: step {diff.a} \u2192 {diff.b}"
-    note = f"slice {tuple(origin)} of the first {len(origin)} axes" if origin else ""
-    return Picture(_header(kind, dtype, values.shape, steps, origin, label, note), data)
+    return Picture(_header(kind, dtype, values.shape, steps, lead, label, _slice_note(lead, full)), data)
 
 
 def page_of(view: BufferView, page: int, size: int = PAGE_SIZE) -> tuple[dict[str, Any], bytes]:

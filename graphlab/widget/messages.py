@@ -208,6 +208,18 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "rtol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
     "atol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
     "timeout": (lambda v: 0 < v <= MAX_COMPARE_TIMEOUT, f"seconds, a number > 0 and at most {MAX_COMPARE_TIMEOUT:g}"),
+    # the loop form and the values panel
+    "body": (_name, f"a new sequence name {_NAME}"),
+    "else_body": (_name, f"a new sequence name {_NAME}"),
+    "flag": (_name, f"a flag arg name (a one-element i32 ndarray) {_NAME}"),
+    "count": (_name, f"a scalar i32 arg name {_NAME}"),
+    "max_iter": (lambda v: v > 0, "a positive int (the most iterations)"),
+    "check_every": (lambda v: v > 0, "a positive int (iterations between flag reads)"),
+    "value": (lambda v: v == v and abs(v) != float("inf"), "a finite number"),
+    "ValueAllocate.shape": (_short_list(lambda d: d > 0), f"a list of at most {MAX_SHAPE} ints >= 1 (the field dims)"),
+    "seed": (lambda v: v >= 0, "an int >= 0"),
+    "slice": (_short_list(lambda d: d >= 0), f"a list of at most {MAX_SHAPE} indexes >= 0, or null"),
+    "variable": (_name, f"a notebook variable name {_NAME}"),
 }
 
 

@@ -37,10 +37,15 @@ from graphlab.widget.protocol import (
     ExportMessage,
     InspectMessage,
     PanelMessage,
+    ValueAllocate,
+    ValueClear,
+    ValueScalar,
+    ValueVariable,
     WatchAdd,
     WatchRemove,
 )
 from graphlab.widget.shipping import ExportPanel
+from graphlab.widget.values import RunValues
 
 if TYPE_CHECKING:
     from graphlab.debug import DebugSession
@@ -63,11 +68,21 @@ class Panels:
     def __init__(self, editor: GraphEditor, values: Mapping[str, Any] | None, *, home: HomeThread) -> None:
         self._editor = weakref.ref(editor)
         self._home = home
-        self.values: dict[str, Any] | None = dict(values) if values is not None else None
+        self.run_values = RunValues(values)
         self.debug = DebugPanel()
         self.export = ExportPanel(editor.model.name)
         self._version: int | None = None
         self._unhook: Callable[[], None] | None = None
+
+    @property
+    def values(self) -> dict[str, Any] | None:
+        """The editor's run values (the values panel's), or None when none were given."""
+        return self.run_values.values
+
+    @values.setter
+    def values(self, values: Mapping[str, Any] | None) -> None:
+        self.run_values.values = values
+        self.publish_values()
 
     @property
     def editor(self) -> GraphEditor:
@@ -87,10 +102,15 @@ class Panels:
         if values is None and run_values is not None:  # values by name replace the editor's of that name
             run_values = {name: value for name, value in run_values.items() if name not in given}
         if run_values is None and not given:
-            raise PanelError(
-                "no run values to debug with: open the editor with gl.editor(g, values={...}), or call "
-                "editor.debug(x=..., ...) in a cell"
-            )
+            missing = self.run_values.view(self.editor.model)["missing"]
+            if missing:  # said as the values panel says it: the "Give value..." button opens it at the first
+                names = ", ".join(map(repr, missing))
+                raise PanelError(
+                    f"Debug needs {'values' if len(missing) > 1 else 'a value'} for {names} (graph "
+                    f"{self.editor.model.name!r}): give {'them' if len(missing) > 1 else 'it'} in the Values panel "
+                    "(in Python: gl.editor(g, values={...}), or editor.debug(x=..., ...) in a cell)"
+                )
+            run_values = {}  # a graph that takes no values
         args = self.editor.model.args
         sizes = set(dim_names(args.values()))  # dims by name (m=64) size temps, as in g.debug(): kept too
         named = {name: value for name, value in given.items() if name in args or name in sizes}
@@ -165,6 +185,10 @@ class Panels:
     def publish_debugger(self) -> None:
         """Write only the ``debugger`` trait (a comparison's progress: the inspect traits stay)."""
         self.editor.debugger = self.debug.view()
+
+    def publish_values(self) -> None:
+        """Write the ``values`` trait: what the graph needs, what is given, what is missing."""
+        self.editor.values = dict(self.run_values.view(self.editor.model))
 
     def publish_export(self, view: dict[str, Any]) -> None:
         self.editor.export = view
@@ -334,8 +358,33 @@ def _unwatch(message: WatchRemove, panels: Panels) -> None:
 @_PANEL_MESSAGES.on(InspectMessage)
 def _inspect(message: InspectMessage, panels: Panels) -> None:
     panels.debug.require(message["session"])
-    panels.debug.choose(message["buffer"], message["component"], message["page"])
+    panels.debug.choose(message["buffer"], message["component"], message["page"], message["slice"])
     panels.publish_debug()
+
+
+@_PANEL_MESSAGES.on(ValueScalar)
+def _value_scalar(message: ValueScalar, panels: Panels) -> None:
+    panels.run_values.give_scalar(panels.editor.model, message["arg"], message["value"])
+    panels.publish_values()
+
+
+@_PANEL_MESSAGES.on(ValueAllocate)
+def _value_allocate(message: ValueAllocate, panels: Panels) -> None:
+    model = panels.editor.model
+    panels.run_values.allocate(model, message["arg"], message["shape"], fill=message["fill"], seed=message["seed"])
+    panels.publish_values()
+
+
+@_PANEL_MESSAGES.on(ValueVariable)
+def _value_variable(message: ValueVariable, panels: Panels) -> None:
+    panels.run_values.from_variable(panels.editor.model, message["arg"], message["variable"])
+    panels.publish_values()
+
+
+@_PANEL_MESSAGES.on(ValueClear)
+def _value_clear(message: ValueClear, panels: Panels) -> None:
+    panels.run_values.clear(panels.editor.model, message["arg"])
+    panels.publish_values()
 
 
 _PANEL_MESSAGES.complete()

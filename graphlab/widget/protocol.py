@@ -93,6 +93,9 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "OutputDiffView",
     "VerifyView",
     "ExportView",
+    # the values panel: the `values` trait
+    "ValueEntryView",
+    "ValuesView",
     "Traits",
     # custom messages: front-end -> Python
     "ArgSpec",
@@ -111,6 +114,15 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "RedeclareEdit",
     "RemoveArgEdit",
     "EditMessage",
+    "MakeLoopEdit",
+    "MakeCondEdit",
+    "StructureEdit",
+    "ValueFill",
+    "ValueScalar",
+    "ValueAllocate",
+    "ValueVariable",
+    "ValueClear",
+    "ValuesMessage",
     "DebugAction",
     "DebugStart",
     "DebugControl",
@@ -660,6 +672,36 @@ class ExportView(TypedDict):
     seconds: float
 
 
+# --- the values panel: the `values` trait ----------------------------------------------------------------
+
+
+class ValueEntryView(TypedDict):
+    """One run value the graph takes, as the values panel lists it."""
+
+    arg: str
+    kind: ArgKind
+    dtype: str | None
+    role: Role
+    shape: list[int | str] | None
+    """The arg's declared shape (ints and dim names), null when it declares none."""
+    ndim: int
+    needed: bool
+    """False for what the run allocates itself (temps with a known shape) and for an arg no node uses."""
+    given: bool
+    summary: str
+    """What was given: ``2.5``, ``ndarray f32 (64,) zeros``, ``notebook variable x0``; "" when nothing."""
+
+
+class ValuesView(TypedDict):
+    """The ``values`` trait: the run values the graph needs, what is given and what is missing."""
+
+    entries: list[ValueEntryView]
+    missing: list[str]
+    """The args Debug would refuse for want of a value, in the graph's order."""
+    in_notebook: bool
+    """Whether notebook variables can be used (false outside IPython)."""
+
+
 class Traits(TypedDict):
     """Every synced trait of ``GraphEditor``, by name. Bytes arrive as a DataView (null until the first sync)."""
 
@@ -676,6 +718,7 @@ class Traits(TypedDict):
     inspect_diff: bytes
     inspect_page: bytes
     export: ExportView
+    values: ValuesView
 
 
 # --- custom messages: front-end -> Python --------------------------------------------------------------
@@ -823,6 +866,98 @@ EditMessage = (
 )
 """An edit: one call on the graph's editing API, told apart by its ``op``."""
 
+# --- the panels engineer's block: structure edits (loop/cond forms) and the values panel ---------------
+
+
+class MakeLoopEdit(EditBase):
+    """``graph.loop(body, ...)`` around ``nodes`` (consecutive siblings, moved into the new sequence ``body``),
+    in their place; no nodes: an empty body at ``index`` of ``into``. One undo step."""
+
+    op: Literal["make_loop"]
+    nodes: list[str]
+    body: str
+    """The new sequence that holds the loop's body."""
+    mode: Literal["while", "count"]
+    flag: NotRequired[Annotated[str | None, Default(None)]]
+    """``while``: the one-element i32 ndarray arg read after iterations (non-zero: again)."""
+    count: NotRequired[Annotated[str | None, Default(None)]]
+    """``count``: the scalar i32 arg that says how many times the body runs."""
+    max_iter: NotRequired[Annotated[int | None, Default(None)]]
+    check_every: NotRequired[Annotated[int, Default(1)]]
+    guarded: NotRequired[Annotated[bool, Default(False)]]
+    name: NotRequired[Annotated[str, Default("loop")]]
+    into: NotRequired[Annotated[str | None, Default(None)]]
+    index: NotRequired[Annotated[int | None, Default(None)]]
+
+
+class MakeCondEdit(EditBase):
+    """``graph.cond(flag, then, else_)`` with ``nodes`` (consecutive siblings) moved into the new sequence
+    ``body`` as the then branch, in their place; no nodes: empty branches at ``index`` of ``into``."""
+
+    op: Literal["make_cond"]
+    nodes: list[str]
+    body: str
+    """The new sequence of the then branch."""
+    flag: str
+    """The one-element i32 ndarray arg read on the host: non-zero runs ``then``."""
+    else_body: NotRequired[Annotated[str | None, Default(None)]]
+    """A new, empty sequence for the else branch (null: no else branch)."""
+    name: NotRequired[Annotated[str, Default("cond")]]
+    into: NotRequired[Annotated[str | None, Default(None)]]
+    index: NotRequired[Annotated[int | None, Default(None)]]
+
+
+StructureEdit = MakeLoopEdit | MakeCondEdit
+"""The edits that wrap nodes in a loop or a conditional (the loop form's)."""
+
+ValueFill = Literal["zeros", "random"]
+"""How the values panel fills an ndarray it allocates."""
+
+
+class ValueScalar(TypedDict):
+    """Give a scalar arg its run value."""
+
+    kind: Literal["values"]
+    request: int
+    op: Literal["scalar"]
+    arg: str
+    value: float
+
+
+class ValueAllocate(TypedDict):
+    """Allocate an ndarray arg's run value of ``shape`` (field dims), zeros or uniform in [0, 1) from ``seed``."""
+
+    kind: Literal["values"]
+    request: int
+    op: Literal["allocate"]
+    arg: str
+    shape: list[int]
+    fill: NotRequired[Annotated[ValueFill, Default("zeros")]]
+    seed: NotRequired[Annotated[int, Default(0)]]
+
+
+class ValueVariable(TypedDict):
+    """Use a notebook variable (by name, in IPython's user namespace) as an arg's run value."""
+
+    kind: Literal["values"]
+    request: int
+    op: Literal["variable"]
+    arg: str
+    variable: str
+
+
+class ValueClear(TypedDict):
+    """Forget an arg's run value."""
+
+    kind: Literal["values"]
+    request: int
+    op: Literal["clear"]
+    arg: str
+
+
+ValuesMessage = ValueScalar | ValueAllocate | ValueVariable | ValueClear
+"""The values panel's messages: the run values Debug, Export and Compare use."""
+
 DebugAction = Literal["step", "step_over", "continue", "back", "restart", "find_nonfinite", "stop"]
 """How the debugger moves a running session (``stop`` ends it)."""
 
@@ -957,6 +1092,8 @@ class InspectMessage(TypedDict):
     component: NotRequired[Annotated[int | None, Default(None)]]
     """A component index, or null for the element's norm."""
     page: NotRequired[Annotated[int, Default(0)]]
+    slice: NotRequired[Annotated[list[int] | None, Default(None)]]
+    """For a 3-D or higher buffer: the leading indexes of the 2-D slice pictured (null: the first)."""
 
 
 class ExportMessage(TypedDict):
@@ -973,8 +1110,8 @@ class ExportMessage(TypedDict):
     """Sizes of symbolic dims, by name."""
 
 
-PanelMessage = DebugMessage | BreakpointMessage | WatchMessage | InspectMessage | ExportMessage
-"""The debug, inspect and export panels' messages; each carries a request number the reply echoes."""
+PanelMessage = DebugMessage | BreakpointMessage | WatchMessage | InspectMessage | ExportMessage | ValuesMessage
+"""The debug, inspect, export and values panels' messages; each carries a request number the reply echoes."""
 
 
 class UndoMessage(TypedDict):
@@ -999,7 +1136,7 @@ class SelectMessage(TypedDict):
     request: NotRequired[int]
 
 
-ClientMessage = EditMessage | UndoMessage | RedoMessage | SelectMessage | PanelMessage
+ClientMessage = EditMessage | StructureEdit | UndoMessage | RedoMessage | SelectMessage | PanelMessage
 """Every message the front-end sends."""
 
 

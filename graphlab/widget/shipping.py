@@ -9,6 +9,7 @@ exporter writes to a temporary folder and renames it).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,6 +20,7 @@ from graphlab.export.exporter import export
 from graphlab.export.folders import output_folder
 from graphlab.widget.jobs import finish_job, throttled
 from graphlab.widget.protocol import ExportArch
+from graphlab.widget.wording import ui_text
 
 TARGETS: tuple[str, ...] = get_args(ExportArch)
 #: Share of the bar given to the export; verification takes the rest.
@@ -137,15 +139,22 @@ class ExportPanel:
             view.update(files=files[:MAX_FILES], file_count=len(files), path=str(result.path))
             view.update(result=str(result))
             if verify:
-                view.update(stage="verify", fraction=EXPORT_SHARE + 0.05)
-                publish(self.view())
-                self._verify(result.path, run_verify)
+
+                def verifying(stage: str, fraction: float) -> None:  # the rest of the bar, stage by stage
+                    view.update(stage=stage, fraction=round(EXPORT_SHARE + (1 - EXPORT_SHARE) * fraction, 4))
+                    publish(self.view())
+
+                verifying("verify: starting", 0.0)
+                self._verify(result.path, functools.partial(run_verify, progress=verifying))
             view.update(state="done", stage="done", fraction=1.0)
 
         try:
             interrupted = "the export was interrupted; nothing was written"
-            return finish_job(view, work, what="export", interrupted=interrupted, started=started)
+            error = finish_job(view, work, what="export", interrupted=interrupted, started=started)
+            return None if error is None else ui_text(error)
         finally:
+            if view.get("error"):  # said in the panel's terms ("tick 'overwrite the folder'"), Python as a hint
+                view["error"] = ui_text(view["error"])
             publish(self.view())
 
     def _verify(self, folder: Path, run_verify: Callable[[Path], Any]) -> None:

@@ -58,10 +58,21 @@ class Lab:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path, home: Path, log: Path, *, timeout: float = 90, app: str = "jupyterlab") -> Iterator[Lab]:
+def running_lab(
+    root: Path,
+    home: Path,
+    log: Path,
+    *,
+    timeout: float = 90,
+    app: str = "jupyterlab",
+    python: str = sys.executable,
+    environ: dict[str, str] | None = None,
+) -> Iterator[Lab]:
     """JupyterLab serving ``root`` until the block ends (then terminated, killed if it lingers).
 
     ``app="notebook"`` starts Jupyter Notebook 7 instead (the same server, Notebook's pages).
+    ``python`` and ``environ`` (in place of this process's environment): another installation's server,
+    as the wheel test runs the one it installed.
     """
     (home / "config").mkdir(parents=True, exist_ok=True)
     notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
@@ -69,7 +80,7 @@ def running_lab(root: Path, home: Path, log: Path, *, timeout: float = 90, app: 
     notification.write_text('{"fetchNews": "false", "checkForUpdates": false}')
     port, token = free_port(), secrets.token_hex(16)
     env = {
-        **os.environ,
+        **(os.environ if environ is None else environ),
         "JUPYTER_CONFIG_DIR": str(home / "config"),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
@@ -77,7 +88,7 @@ def running_lab(root: Path, home: Path, log: Path, *, timeout: float = 90, app: 
         "PYTHONUNBUFFERED": "1",
     }
     cmd = [
-        sys.executable, "-m", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        python, "-m", app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
         *(["--LabApp.expose_app_in_browser=True", "--LabApp.news_url="] if app == "jupyterlab" else
           ["--JupyterNotebookApp.expose_app_in_browser=True"]),

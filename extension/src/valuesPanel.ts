@@ -1,0 +1,246 @@
+/**
+ * The Values tab: the run values the graph needs (the `values` trait), what is given and what is
+ * missing, and forms to give them without code: a scalar typed in; an ndarray allocated at a shape
+ * (zeros, or random numbers from a seed); a notebook variable by name. Python checks each value as
+ * `run()` would and keeps it as the editor's, so Debug, Export and Compare use it. A "missing value"
+ * error elsewhere opens this tab at the arg (`focusArg`).
+ */
+
+import { Listeners, h, replaceChildren } from "./dom";
+import { EMPTY_VALUES, type ValueEntryView, type ValueFill, type ValuesOp } from "./protocol";
+import type { Section } from "./sidePanel";
+import type { ViewState } from "./state";
+
+/** The first arg a missing-value error names (the widget's wording or run()'s), or null. */
+export function missingArgIn(text: string): string | null {
+  const match = /needs (?:a value|values) for '([^']+)'/.exec(text) ?? /is missing '([^']+)'/.exec(text);
+  return match ? match[1]! : null;
+}
+
+/** Parse a shape typed as `64`, `64, 3` or `(64, 3)`: `ndim` sizes >= 1, or why not. */
+export function parseShape(text: string, ndim: number): { ok: true; shape: number[] } | { ok: false; reason: string } {
+  const body = text.trim().replace(/^\(|\)$/g, "");
+  const parts = body === "" ? [] : body.split(/[\s,x\u00d7]+/).filter((p) => p !== "");
+  const sizes = parts.map((p) => Number(p));
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) {
+    return { ok: false, reason: `the shape takes whole sizes >= 1, separated by commas (got "${text.trim()}")` };
+  }
+  if (sizes.length !== ndim) {
+    return {
+      ok: false,
+      reason: `this arg has ${ndim} dim(s): give ${ndim} size(s), e.g. ${Array(ndim).fill(64).join(", ")}`,
+    };
+  }
+  return { ok: true, shape: sizes };
+}
+
+/** A shape to prefill: the declared sizes, with dims named elsewhere left for the user. */
+export function shapeHint(entry: ValueEntryView): string {
+  if (!entry.shape) return "";
+  return entry.shape.every((d) => typeof d === "number") ? entry.shape.join(", ") : "";
+}
+
+/** Parse a scalar typed in: a finite number; a whole one for an integer dtype. */
+export function parseScalar(
+  text: string,
+  dtype: string | null,
+): { ok: true; value: number } | { ok: false; reason: string } {
+  const value = Number(text.trim());
+  if (text.trim() === "" || !Number.isFinite(value)) return { ok: false, reason: "type a number" };
+  if (dtype !== null && /^[iu]/.test(dtype) && !Number.isInteger(value)) {
+    return { ok: false, reason: `${dtype} takes a whole number` };
+  }
+  return { ok: true, value };
+}
+
+/** One row of the panel: an arg, its state, and the form that gives it a value. */
+class ValueRow {
+  readonly el: HTMLElement;
+  private readonly status = h("span", { class: "gl-value-status" });
+  private readonly message = h("div", { class: "gl-hint gl-value-error", role: "alert" });
+  private readonly first: HTMLInputElement;
+  private readonly variable: HTMLInputElement;
+  private readonly useVariable: HTMLButtonElement;
+  private entry: ValueEntryView;
+
+  constructor(
+    entry: ValueEntryView,
+    private readonly send: (op: ValuesOp) => void,
+    listeners: Listeners,
+  ) {
+    this.entry = entry;
+    const what = [
+      entry.kind,
+      entry.dtype,
+      entry.shape ? `(${entry.shape.join(", ")})` : entry.kind === "ndarray" ? `ndim ${entry.ndim}` : "",
+    ];
+    const head = h(
+      "div",
+      { class: "gl-value-head" },
+      h("strong", {}, entry.arg),
+      " ",
+      h("span", { class: "gl-hint" }, what.filter(Boolean).join(" ")),
+      " ",
+      this.status,
+    );
+    const forms: HTMLElement[] = [];
+    if (entry.kind === "scalar") {
+      const input = h("input", {
+        type: "text",
+        class: "gl-input",
+        "aria-label": `value of ${entry.arg}`,
+        placeholder: "a number",
+      });
+      const set = listeners.button("Set", `Give ${entry.arg} this value`, () => {
+        const parsed = parseScalar(input.value, entry.dtype);
+        if (!parsed.ok) return this.fail(parsed.reason);
+        this.send({ op: "scalar", arg: entry.arg, value: parsed.value });
+      });
+      set.dataset.value = "set";
+      listeners.on(input, "keydown", (e: KeyboardEvent) => e.key === "Enter" && set.click());
+      forms.push(h("div", { class: "gl-value-form" }, input, set));
+      this.first = input;
+    } else {
+      const shape = h("input", {
+        type: "text",
+        class: "gl-input",
+        "aria-label": `shape of ${entry.arg}`,
+        placeholder: `${entry.ndim} size(s): 64, 3`,
+        value: shapeHint(entry),
+      });
+      const fill = h(
+        "select",
+        { class: "gl-select", "aria-label": `fill of ${entry.arg}` },
+        h("option", { value: "zeros" }, "zeros"),
+        h("option", { value: "random" }, "random"),
+      );
+      const seed = h("input", {
+        type: "number",
+        class: "gl-input gl-value-seed",
+        min: 0,
+        step: 1,
+        value: 0,
+        "aria-label": `seed of ${entry.arg}`,
+        title: "seed of the random numbers",
+      });
+      const allocate = listeners.button(
+        "Allocate",
+        `Allocate a new ${entry.dtype ?? ""} array for ${entry.arg}`,
+        () => {
+          const parsed = parseShape(shape.value, entry.ndim);
+          if (!parsed.ok) return this.fail(parsed.reason);
+          const seedValue = Number(seed.value || "0");
+          if (!Number.isInteger(seedValue) || seedValue < 0) return this.fail("the seed is a whole number >= 0");
+          this.send({
+            op: "allocate",
+            arg: entry.arg,
+            shape: parsed.shape,
+            fill: fill.value as ValueFill,
+            seed: seedValue,
+          });
+        },
+      );
+      allocate.dataset.value = "allocate";
+      forms.push(h("div", { class: "gl-value-form" }, shape, fill, seed, allocate));
+      this.first = shape;
+    }
+    this.variable = h("input", {
+      type: "text",
+      class: "gl-input",
+      "aria-label": `notebook variable for ${entry.arg}`,
+      placeholder: "notebook variable",
+    });
+    this.useVariable = listeners.button("Use", `Use a notebook variable as ${entry.arg}`, () => {
+      const name = this.variable.value.trim();
+      if (!/^[A-Za-z_]\w*$/.test(name)) return this.fail("type a variable's name, as in a cell");
+      this.send({ op: "variable", arg: entry.arg, variable: name });
+    });
+    this.useVariable.dataset.value = "variable";
+    const clear = listeners.button("Clear", `Forget ${entry.arg}'s value`, () =>
+      this.send({ op: "clear", arg: entry.arg }),
+    );
+    clear.dataset.value = "clear";
+    forms.push(h("div", { class: "gl-value-form" }, this.variable, this.useVariable, clear));
+    this.el = h("div", { class: "gl-value-row", "data-value-arg": entry.arg }, head, forms, this.message);
+    this.update(entry, false);
+  }
+
+  update(entry: ValueEntryView, inNotebook: boolean): void {
+    this.entry = entry;
+    const state = !entry.needed ? "not needed" : entry.given ? "given" : "missing";
+    this.status.textContent = entry.given ? `\u2713 ${entry.summary}` : state;
+    this.el.dataset.state = state.replace(" ", "-");
+    this.variable.disabled = this.useVariable.disabled = !inNotebook;
+    this.useVariable.title = inNotebook ? `Use a notebook variable as ${entry.arg}` : "only inside Jupyter or IPython";
+  }
+
+  fail(reason: string): void {
+    this.message.textContent = reason;
+  }
+
+  focus(): void {
+    this.el.scrollIntoView({ block: "nearest" });
+    this.el.classList.add("gl-value-focus");
+    this.first.focus();
+  }
+}
+
+export class ValuesSection implements Section {
+  readonly el = h("section", { class: "gl-section gl-values", "data-panel": "values" });
+  private readonly summary = h("div", { class: "gl-values-summary", "aria-live": "polite" });
+  private readonly list = h("div", { class: "gl-values-list" });
+  private readonly listeners = new Listeners();
+  private rows = new Map<string, ValueRow>();
+  private shape = "";
+  private lastArg: string | null = null;
+
+  constructor(private readonly send: (op: ValuesOp) => void) {
+    this.el.append(h("h3", {}, "Run values"), this.summary, this.list);
+  }
+
+  update(state: ViewState): void {
+    const view = state.traits.values ?? EMPTY_VALUES;
+    const shape = JSON.stringify(view.entries.map((e) => [e.arg, e.kind, e.dtype, e.ndim, e.shape]));
+    if (shape !== this.shape) {
+      this.shape = shape;
+      this.rows = new Map(view.entries.map((e) => [e.arg, new ValueRow(e, (op) => this.sendFrom(op), this.listeners)]));
+      replaceChildren(
+        this.list,
+        [...this.rows.values()].map((r) => r.el),
+      );
+    }
+    for (const entry of view.entries) this.rows.get(entry.arg)?.update(entry, view.in_notebook);
+    this.summary.textContent =
+      view.missing.length === 0
+        ? "Every value Debug needs is given."
+        : `Missing: ${view.missing.join(", ")} \u2014 Debug needs these.`;
+    this.summary.dataset.missing = String(view.missing.length);
+  }
+
+  /** Python refused a value: say why in its row. */
+  refused(arg: string, reason: string): void {
+    this.rows.get(arg)?.fail(reason);
+  }
+
+  /** Scroll to an arg's row and put the caret in its first field (the "Give value..." button). */
+  focusArg(arg: string | null): void {
+    for (const row of this.rows.values()) row.el.classList.remove("gl-value-focus");
+    if (arg !== null) this.rows.get(arg)?.focus();
+  }
+
+  private sendFrom(op: ValuesOp): void {
+    this.lastArg = op.arg;
+    this.rows.get(op.arg)?.fail("");
+    this.send(op);
+  }
+
+  /** The arg of the last value sent (its row shows Python's refusal). */
+  get pendingArg(): string | null {
+    return this.lastArg;
+  }
+
+  dispose(): void {
+    this.listeners.dispose();
+    this.el.remove();
+  }
+}

@@ -1,0 +1,187 @@
+"""The values panel: the run values the editor's Debug, Export and Compare use, given without code.
+
+A graph's ``run()`` needs a value for every arg but the temps it allocates itself. In a notebook those
+come from ``gl.editor(g, values={...})`` or ``editor.debug(x=...)``; the values panel lets a user who
+writes no code give them too: a scalar typed in, an ndarray allocated at a shape (zeros, or uniform
+random numbers from a seed, so a run can be repeated), or a notebook variable named in IPython's user
+namespace. :class:`RunValues` holds them (the editor's one dict of values) with a line saying what each
+one is, and :meth:`RunValues.view` lists what the graph needs, what is given and what is missing.
+
+Every value is checked against its arg when it is given (kind, dtype, dims), so Debug never starts
+on a value the panel accepted and Taichi would refuse; a refusal names the arg and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from IPython import get_ipython
+
+from graphlab.errors import GraphlabError
+from graphlab.graph import Graph
+from graphlab.spec import NUMPY_DTYPES, Arg, is_float
+from graphlab.widget.protocol import ValueEntryView, ValueFill, ValuesView
+
+__all__ = ["RunValues", "ValuesError"]
+
+#: Elements of one array the panel allocates (4 GiB of f32): a typo in a shape must not fill the memory.
+MAX_ELEMENTS = 1 << 30
+
+
+class ValuesError(GraphlabError, ValueError):
+    """The values panel was asked for a value that cannot be an arg's run value; names the arg and the fix."""
+
+
+class RunValues:
+    """The editor's run values by arg name (``None`` until some are given), and what each one is."""
+
+    def __init__(self, values: Mapping[str, Any] | None) -> None:
+        self._values: dict[str, Any] | None = dict(values) if values is not None else None
+        self._summaries: dict[str, str] = {}
+
+    @property
+    def values(self) -> dict[str, Any] | None:
+        """The values by name (dims by name too, as ``m=64``), or None when none were ever given."""
+        return self._values
+
+    @values.setter
+    def values(self, values: Mapping[str, Any] | None) -> None:
+        """Replace them (``editor.debug(values)`` makes a session's values the editor's)."""
+        old, self._values = self._values or {}, dict(values) if values is not None else None
+        new = self._values or {}
+        # a summary stays only with the very value it describes
+        self._summaries = {k: v for k, v in self._summaries.items() if k in new and k in old and new[k] is old[k]}
+
+    # --- giving values -----------------------------------------------------------------------------
+
+    def give_scalar(self, graph: Graph, arg: str, value: float) -> None:
+        """A scalar arg's value; an integer dtype takes only a whole number."""
+        spec = _arg(graph, arg, "scalar", "type a number")
+        if not is_float(spec.dtype or "f32"):
+            if float(value) != int(value):
+                raise ValuesError(f"arg {arg!r} is {spec.dtype}: give a whole number, not {value!r}")
+            value = int(value)
+        self._give(arg, value, f"{value!r}")
+
+    def allocate(self, graph: Graph, arg: str, shape: Sequence[int], *, fill: ValueFill, seed: int = 0) -> None:
+        """A new numpy array for an ndarray arg: ``shape`` its field dims, zeros or uniform in [0, 1)."""
+        spec = _arg(graph, arg, "ndarray", "allocate ndarrays only")
+        if len(shape) != spec.ndim:
+            raise ValuesError(
+                f"arg {arg!r} has {spec.ndim} dim(s) (ndim={spec.ndim}), but the shape given has {len(shape)}: "
+                f"give {spec.ndim} size(s)"
+            )
+        if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in shape):
+            raise ValuesError(f"arg {arg!r}: every size of the shape must be an int >= 1, got {list(shape)}")
+        declared = spec.shape or ()
+        for axis, (want, got) in enumerate(zip(declared, shape, strict=False)):
+            if isinstance(want, int) and want != got:
+                raise ValuesError(f"arg {arg!r} declares size {want} for axis {axis}, got {got}: give {want} there")
+        full = (*shape, *spec.element_shape)
+        count = int(np.prod(full, dtype=np.int64))
+        if count > MAX_ELEMENTS:
+            raise ValuesError(f"arg {arg!r}: shape {tuple(shape)} is {count:,} elements, over {MAX_ELEMENTS:,}")
+        dtype = np.dtype(NUMPY_DTYPES[spec.dtype or "f32"])
+        if fill == "zeros":
+            array = np.zeros(full, dtype=dtype)
+            how = "zeros"
+        else:
+            rng = np.random.default_rng(seed)
+            array = rng.random(full).astype(dtype) if dtype.kind == "f" else rng.integers(0, 2, full).astype(dtype)
+            how = f"random, seed {seed}"
+        self._give(arg, array, f"ndarray {spec.dtype} {tuple(shape)} {how}")
+
+    def from_variable(self, graph: Graph, arg: str, variable: str) -> None:
+        """A notebook variable's value (IPython's user namespace), checked as ``run()`` would check it."""
+        spec = _arg(graph, arg, None, "")
+        shell = get_ipython()
+        if shell is None:
+            raise ValuesError(
+                f"arg {arg!r}: notebook variables can be read only inside IPython or Jupyter; "
+                f"give a value here instead, or in Python: editor.debug({arg}=...)"
+            )
+        namespace = shell.user_ns
+        if variable not in namespace:
+            raise ValuesError(
+                f"arg {arg!r}: the notebook has no variable {variable!r}; define it in a cell first, "
+                "or check the spelling"
+            )
+        value = namespace[variable]
+        _check_value(graph, spec, value)
+        self._give(arg, value, f"notebook variable {variable}")
+
+    def clear(self, graph: Graph, arg: str) -> None:
+        """Forget an arg's value."""
+        _arg(graph, arg, None, "")
+        if self._values is not None:
+            self._values.pop(arg, None)
+        self._summaries.pop(arg, None)
+
+    def _give(self, arg: str, value: Any, summary: str) -> None:
+        if self._values is None:
+            self._values = {}
+        self._values[arg] = value
+        self._summaries[arg] = summary
+
+    # --- the view ----------------------------------------------------------------------------------
+
+    def view(self, graph: Graph) -> ValuesView:
+        """What the graph needs, what is given (and as what), what is missing."""
+        given = self._values or {}
+        entries = [self._entry(spec, given, used=bool(graph.uses_of(spec.name))) for spec in graph.args.values()]
+        return {
+            "entries": entries,
+            "missing": [e["arg"] for e in entries if e["needed"] and not e["given"]],
+            "in_notebook": get_ipython() is not None,
+        }
+
+    def _entry(self, spec: Arg, given: Mapping[str, Any], *, used: bool) -> ValueEntryView:
+        has = spec.name in given
+        summary = self._summaries.get(spec.name) or (_describe(given[spec.name]) if has else "")
+        return {
+            "arg": spec.name,
+            "kind": spec.kind,
+            "dtype": spec.dtype,
+            "role": spec.role,
+            "shape": list(spec.shape) if spec.shape is not None else None,
+            "ndim": spec.ndim,
+            "needed": used and not _allocated_by_the_run(spec),
+            "given": has,
+            "summary": summary,
+        }
+
+
+def _allocated_by_the_run(spec: Arg) -> bool:
+    """A temp the run allocates itself (its shape declared, or one element): no value needed."""
+    return spec.kind == "ndarray" and spec.role == "temp" and (spec.ndim == 0 or spec.shape is not None)
+
+
+def _arg(graph: Graph, name: str, kind: str | None, fix: str) -> Arg:
+    spec = graph.args.get(name)
+    if spec is None:
+        known = ", ".join(graph.args) or "none"
+        raise ValuesError(f"graph {graph.name!r} has no arg {name!r} (its args: {known}); pick one from the list")
+    if kind is not None and spec.kind != kind:
+        raise ValuesError(f"arg {name!r} is a {spec.kind}, not a {kind}: {fix}")
+    return spec
+
+
+def _check_value(graph: Graph, spec: Arg, value: Any) -> None:
+    """Refuse a value ``run()`` would refuse for this arg (run's own checks, on this one value)."""
+    from graphlab.runvalues import ValueChecker  # import cost: Taichi
+
+    try:
+        ValueChecker(graph.name, [spec]).prepare({spec.name: value})
+    except GraphlabError as exc:
+        raise ValuesError(f"arg {spec.name!r}: {exc}") from exc
+
+
+def _describe(value: Any) -> str:
+    """A line about a value given in Python (``gl.editor(values=)``)."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None:
+        return f"{type(value).__name__} {dtype} {tuple(shape)}"
+    return repr(value)[:40]
