@@ -588,8 +588,8 @@ static gl_status read_graph(gl_module *m, const gl_json *j, graph_spec *g, int i
   snprintf(path, sizeof path, "$.graphs[%d]", index);
   const char *name = str_of(gl_json_get(j, "name"));
   const gl_json *args = gl_json_get(j, "args"), *control = gl_json_get(j, "control");
-  if (name == NULL || args == NULL || args->type != GL_JSON_ARRAY || control == NULL)
-    return bad(m, path, "a graph needs a name, args and control");
+  if (name == NULL || args == NULL || args->type != GL_JSON_ARRAY)
+    return bad(m, path, "a graph needs a name and args");
   g->name = gl_strdup(name);
   g->args = calloc(args->count + 1, sizeof *g->args);
   if (g->args == NULL) return gl_fail(m->error, GL_ERROR_MEMORY, "out of memory");
@@ -608,11 +608,24 @@ static gl_status read_graph(gl_module *m, const gl_json *j, graph_spec *g, int i
   g->ops = calloc((size_t)ops + 1, sizeof *g->ops);
   g->segments = calloc((size_t)segments + 1, sizeof *g->segments);
   if (g->ops == NULL || g->segments == NULL) return gl_fail(m->error, GL_ERROR_MEMORY, "out of memory");
-  builder b = {m, g, {0}};
   char where[300];
-  snprintf(where, sizeof where, "%s.control", path);
-  gl_status s = read_block(&b, control, where, &g->body, &g->body_len, 0);
-  if (s != GL_OK) return s;
+  if (control == NULL || control->type == GL_JSON_NULL) { /* no control flow: one module graph of its name */
+    g->segments[0].name = gl_strdup(name);
+    g->segments[0].args = calloc((size_t)g->arg_count + 1, sizeof(int));
+    if (g->segments[0].args == NULL) return gl_fail(m->error, GL_ERROR_MEMORY, "out of memory");
+    for (int a = 0; a < g->arg_count; ++a) g->segments[0].args[a] = a;
+    g->segments[0].arg_count = g->arg_count;
+    g->segment_count = 1;
+    g->ops[0] = (op_spec){OP_SEGMENT, gl_strdup(""), 0, -1, -1, 0, 0, 0, -1, 0, 1, 0, 0, NULL};
+    g->op_count = 1;
+    g->body = 0;
+    g->body_len = 1;
+  } else {
+    builder b = {m, g, {0}};
+    snprintf(where, sizeof where, "%s.control", path);
+    gl_status s = read_block(&b, control, where, &g->body, &g->body_len, 0);
+    if (s != GL_OK) return s;
+  }
   snprintf(where, sizeof where, "%s.shape_relations", path);
   return read_relations(m, g, gl_json_get(j, "shape_relations"), where);
 }
