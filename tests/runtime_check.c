@@ -2,11 +2,12 @@
  * runtime_check.c: the runtime library's own test driver (built by tests/test_runtime_library.py,
  * also under -fsanitize=address,undefined).
  *
- *   runtime_check FOLDER GRAPH IN_DIR OUT_DIR [--frames N] [--capture DIR] [--segments] [--limit BYTES]
+ *   runtime_check FOLDER GRAPH IN_DIR OUT_DIR [--outputs A,B] [--frames N] [--capture DIR] [--segments]
+ *                 [--limit BYTES]
  *
  * Gives each IN_DIR/<arg>.npy to the graph (arrays with gl_graph_set_array, 0-d or element-shaped
  * files with gl_graph_set_scalar), runs it, prints each decision as "decision NODE SCOPE KIND VALUE
- * OUTCOME", and writes every ndarray arg to OUT_DIR/<arg>.npy. Any error prints "error STATUS: MESSAGE"
+ * OUTCOME", and writes the --outputs args to OUT_DIR/<arg>.bin (raw bytes). Any error prints "error STATUS: MESSAGE"
  * and exits 1, so the tests see the library's message.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -60,14 +61,9 @@ static int give_inputs(gl_graph *graph, const char *dir) {
   return status;
 }
 
-static int write_outputs(gl_graph *graph, const char *folder, const char *graph_name, const char *dir) {
-  /* the args are listed by the graph's manifest entry; read them back by name from the inputs too */
-  (void)folder;
-  (void)graph_name;
+/* Write each named ndarray arg (comma-separated) to DIR/<arg>.bin, as raw bytes. */
+static int write_outputs(gl_graph *graph, const char *names, const char *dir) {
   mkdir(dir, 0777);
-  static const char *const candidates_env = "RUNTIME_CHECK_OUTPUTS"; /* comma-separated ndarray args */
-  const char *names = getenv(candidates_env);
-  if (names == NULL) return 0;
   char *copy = strdup(names), *save = NULL;
   int status = 0;
   for (char *name = strtok_r(copy, ",", &save); name != NULL && status == 0; name = strtok_r(NULL, ",", &save)) {
@@ -92,16 +88,17 @@ static int write_outputs(gl_graph *graph, const char *folder, const char *graph_
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: runtime_check FOLDER GRAPH IN_DIR OUT_DIR [--frames N] [--capture DIR] [--segments] "
-                    "[--limit BYTES]\n");
+    fprintf(stderr, "usage: runtime_check FOLDER GRAPH IN_DIR OUT_DIR [--outputs A,B] [--frames N] [--capture DIR] "
+                    "[--segments] [--limit BYTES]\n");
     return 2;
   }
   long frames = 1;
-  const char *capture = NULL;
+  const char *capture = NULL, *outputs = "";
   unsigned flags = 0;
   unsigned long long limit = 0;
   for (int i = 5; i < argc; ++i) {
-    if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = strtol(argv[++i], NULL, 10);
+    if (strcmp(argv[i], "--outputs") == 0 && i + 1 < argc) outputs = argv[++i];
+    else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = strtol(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--capture") == 0 && i + 1 < argc) capture = argv[++i];
     else if (strcmp(argv[i], "--segments") == 0) flags |= GL_CAPTURE_SEGMENTS;
     else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) limit = strtoull(argv[++i], NULL, 10);
@@ -123,7 +120,7 @@ int main(int argc, char **argv) {
   for (long f = 0; status == 0 && f < frames; ++f)
     if ((s = gl_graph_run(graph, on_decision, NULL)) != GL_OK) status = fail(s, gl_graph_error(graph));
   if (status == 0 && capture != NULL) printf("capture %s\n", gl_graph_last_capture(graph));
-  if (status == 0) status = write_outputs(graph, argv[1], argv[2], argv[4]);
+  if (status == 0) status = write_outputs(graph, outputs, argv[4]);
   gl_module_close(module);
   return status;
 }

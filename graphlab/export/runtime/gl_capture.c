@@ -156,8 +156,9 @@ gl_status gl_capture_begin(gl_graph *g) {
     snprintf(c->dir, sizeof c->dir, "%s/%s-%d", g->capture_folder, g->spec->name, n);
     if (mkdir(c->dir, 0777) == 0) break;
     if (errno != EEXIST || n > 1000000) {
+      gl_fail(g->error, GL_ERROR_IO, "capture: cannot create %s (%s)", c->dir, strerror(errno));
       free(c);
-      return gl_fail(g->error, GL_ERROR_IO, "capture: cannot create %s (%s)", c->dir, strerror(errno));
+      return GL_ERROR_IO;
     }
   }
   g->capture = c;

@@ -1,0 +1,292 @@
+"""The runtime library (graphlab/export/runtime) on its own: built with CMake under AddressSanitizer and
+UndefinedBehaviorSanitizer, driven by ``tests/runtime_check.c``.
+
+A module with a Jacobi solve (a while loop) and a conditional is exported for x64 (one thread) and
+Vulkan; the library must take the same decisions and compute what Taichi's Python frontend computes,
+refuse a manifest that no longer matches its module (as ``gl.load_module`` does), refuse bad values
+with a message naming the arg and graph before anything runs, and write captures in the
+``graphlab.capture/1`` format, read back here with numpy. Leak checking stays on: the runs leak
+nothing, Taichi's runtime included (no suppression file is needed), and any sanitizer report fails.
+"""
+
+# No `from __future__ import annotations`: Taichi reads kernel annotations as objects.
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import taichi as ti
+from test_export_control_flow import assert_same, branch_graph, branch_inputs, poisson_graph, poisson_inputs
+from test_export_control_flow import run_python as run_in_process
+
+import graphlab as gl
+from graphlab.export.capi_ctypes import taichi_c_api_dir
+from graphlab.export.embedgen import build_runtime
+from graphlab.export.errors import ManifestError
+from graphlab.export.hostgen import find_compiler
+
+ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
+HERE = Path(__file__).parent
+SOURCES = HERE.parent / "graphlab" / "export"
+N = 32
+SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+
+
+@pytest.fixture(scope="module")
+def check_exe(tmp_path_factory) -> Path:
+    """runtime_check linked with the library built by its CMakeLists.txt with -fsanitize=address,undefined."""
+    work = tmp_path_factory.mktemp("runtime_asan")
+    lib = build_runtime(build=work / "build", sanitize=True, static=True)
+    c_api = taichi_c_api_dir()
+    exe = work / "runtime_check"
+    command = [find_compiler(), "-std=c99", "-g", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
+               "-isystem", str(c_api / "include"), f"-I{SOURCES / 'runtime'}", f"-I{SOURCES / 'host'}",
+               str(HERE / "runtime_check.c"), str(SOURCES / "host" / "npy.c"), str(lib), "-o", str(exe),
+               f"-L{c_api / 'lib'}", "-ltaichi_c_api", "-ldl", f"-Wl,-rpath,{c_api / 'lib'}"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return exe
+
+
+@pytest.fixture(scope="module", params=ARCHS)
+def control(request, tmp_path_factory) -> Path:
+    ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
+    folder = tmp_path_factory.mktemp(f"rtlib_{request.param}") / "control"
+    values = {**poisson_inputs(), **branch_inputs([4.0, 8.0] * (N // 2))}
+    gl.export([poisson_graph(), branch_graph()], folder, request.param, values=values, cpu_threads=1, progress=False)
+    return folder
+
+
+def arch_of(folder: Path) -> str:
+    return json.loads((folder / "manifest.json").read_text())["arch"]
+
+
+def run_check(exe: Path, folder: Path, graph: str, inputs: dict, tmp: Path, *extra: str, env: dict | None = None,
+              outputs: str = "") -> subprocess.CompletedProcess:
+    """runtime_check on ``inputs`` (saved as .npy); fails the test on any sanitizer report."""
+    ins = tmp / f"in_{graph}"
+    ins.mkdir(exist_ok=True)
+    for name, value in inputs.items():
+        np.save(ins / f"{name}.npy", value)
+    command = [str(exe), str(folder), graph, str(ins), str(tmp / f"out_{graph}"), "--outputs", outputs, *extra]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **SANITIZER_ENV, **(env or {})})  # fmt: skip
+    report = done.stdout + done.stderr
+    assert "Sanitizer" not in report and "runtime error:" not in report, report
+    return done
+
+
+def decisions(done: subprocess.CompletedProcess) -> list[list[str]]:
+    return [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("decision ")]
+
+
+def out_array(tmp: Path, graph: str, name: str, dtype=np.float32) -> np.ndarray:
+    return np.fromfile(tmp / f"out_{graph}" / f"{name}.bin", dtype)
+
+
+# --- running ------------------------------------------------------------------------------------------
+
+
+def test_library_takes_the_loop_and_branch_python_takes(check_exe, control, tmp_path):
+    arch = arch_of(control)
+    want_p, events_p = run_in_process(arch, [poisson_graph()], poisson_inputs())
+    want_b, events_b = run_in_process(arch, [branch_graph()], branch_inputs([4.0, 8.0] * (N // 2)))
+    done = run_check(check_exe, control, "poisson", poisson_inputs(), tmp_path, outputs="u,flag")
+    assert done.returncode == 0, done.stdout + done.stderr
+    reads = decisions(done)
+    [event] = events_p
+    assert len(reads) == event.event.value and reads[-1] == ["solve", "solve", "loop", "0", "done"]
+    assert all(r == ["solve", "solve", "loop", "1", "again"] for r in reads[:-1])
+    assert_same({"u": out_array(tmp_path, "poisson", "u")}, {"u": want_p["u"]}, arch)
+    done = run_check(check_exe, control, "branchy", branch_inputs([4.0, 8.0] * (N // 2)), tmp_path, outputs="x")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert decisions(done) == [["branch", "branch", "cond", "1", "then"]] and events_b[0].event.value == "then"
+    assert_same({"x": out_array(tmp_path, "branchy", "x")}, {"x": want_b["x"]}, arch)
+
+
+def test_the_else_branch_and_the_default_flag(check_exe, control, tmp_path):
+    inputs = branch_inputs([1.0, 2.0] * (N // 2))
+    del inputs["flag"]  # not an input: allocated, zero-filled, by the library
+    done = run_check(check_exe, control, "branchy", inputs, tmp_path, outputs="x,flag")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert decisions(done) == [["branch", "branch", "cond", "0", "else"]]
+    np.testing.assert_allclose(out_array(tmp_path, "branchy", "x"), np.array([2.0, 3.0] * (N // 2)), rtol=1e-6)
+
+
+# --- bad values: refused before anything runs ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"x": np.zeros(N, np.float64)}, "gl_graph_set_array: arg 'x' of graph 'branchy' is f32, got f64"),
+        ({"x": np.zeros((N, 2), np.float32)}, "arg 'x' of graph 'branchy' has 1 dims (1 field dims, then 0 element"),
+        ({"flag": np.zeros(3, np.int32)}, "arg 'flag' of graph 'branchy': shape[0] is 3, but the graph fixes it to 1"),
+        ({"limit": None}, "graph 'branchy': no value for scalar 'limit'; call gl_graph_set_scalar"),
+        ({"limit": np.int32(5)}, "gl_graph_set_scalar: arg 'limit' of graph 'branchy' is f32, got i32"),
+    ],
+)
+def test_bad_values_are_refused_with_the_arg_named(check_exe, control, tmp_path, change, says):
+    inputs = {**branch_inputs([4.0, 8.0] * (N // 2)), **change}
+    inputs = {k: v for k, v in inputs.items() if v is not None}
+    done = run_check(check_exe, control, "branchy", inputs, tmp_path)
+    assert done.returncode == 1 and says in done.stdout, done.stdout
+    assert decisions(done) == []
+
+
+def test_dims_must_agree_and_inputs_must_be_given(check_exe, control, tmp_path):
+    inputs = {**poisson_inputs(), "f": np.zeros(N // 2, np.float32)}
+    done = run_check(check_exe, control, "poisson", inputs, tmp_path)
+    assert done.returncode == 1
+    assert "graph 'poisson': dim 'n' is 32 from arg 'u' shape[0] but 16 from arg 'f' shape[0]" in done.stdout
+    inputs = {k: v for k, v in poisson_inputs().items() if k != "f"}
+    (tmp_path / "again").mkdir()
+    done = run_check(check_exe, control, "poisson", inputs, tmp_path / "again")
+    assert "graph 'poisson': arg 'f' is an input; give it with gl_graph_set_array" in done.stdout
+    done = run_check(check_exe, control, "nope", {}, tmp_path)
+    assert "manifest.json has no graph 'nope' (it has 'poisson', 'branchy')" in done.stdout
+
+
+# --- a manifest that does not match its module ---------------------------------------------------------
+
+
+def tampered(folder: Path, tmp: Path, edit, *, reseal: bool = False) -> Path:
+    """A copy of the export with ``edit(graphs)`` applied to manifest.json's graphs (and, with ``reseal``,
+    to the sealed contract.json, its sha256 updated: only Taichi's own graph table still disagrees)."""
+    copy = tmp / "copy" / folder.name
+    shutil.copytree(folder, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    edit(manifest["graphs"])
+    if reseal:
+        contract_file = copy / "source" / "contract.json"
+        contract = json.loads(contract_file.read_text())
+        edit(contract["graphs"])
+        contract_file.write_text(json.dumps(contract, indent=2, sort_keys=True) + "\n")
+        manifest["files"]["source/contract.json"] = hashlib.sha256(contract_file.read_bytes()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    return copy
+
+
+def set_tol_dtype(graphs):
+    graphs[0]["args"][3]["dtype"] = "i32"
+
+
+def set_u_shape(graphs):
+    graphs[0]["args"][0]["shape"] = [16]
+
+
+def drop_relation(graphs):
+    graphs[0]["shape_relations"] = []
+
+
+@pytest.mark.parametrize(
+    ("edit", "path"),
+    [(set_tol_dtype, "$.graphs[0].args[3].dtype"), (set_u_shape, "$.graphs[0].args[0].shape[0]"),
+     (drop_relation, "$.graphs[0].shape_relations")],  # fmt: skip
+)
+def test_a_tampered_manifest_is_refused_as_load_module_refuses_it(check_exe, control, tmp_path, edit, path):
+    copy = tampered(control, tmp_path, edit)
+    done = run_check(check_exe, copy, "poisson", poisson_inputs(), tmp_path)
+    assert done.returncode == 1 and "error GL_ERROR_TAMPERED" in done.stdout, done.stdout
+    assert f"manifest.json {path}: differs from the sealed copy in source/contract.json" in done.stdout
+    with pytest.raises(ManifestError):
+        gl.load_module(copy)
+
+
+def test_a_resealed_dtype_change_is_caught_by_taichis_graph_table(check_exe, control, tmp_path):
+    copy = tampered(control, tmp_path, set_tol_dtype, reseal=True)
+    done = run_check(check_exe, copy, "poisson", poisson_inputs(), tmp_path)
+    assert done.returncode == 1 and "error GL_ERROR_TAMPERED" in done.stdout, done.stdout
+    assert "$.graphs[0].args[3].dtype: arg 'tol' has dtype i32, but module graph 'poisson_seg0' was compiled " \
+           "with dtype f32" in done.stdout  # fmt: skip
+    with pytest.raises(ManifestError):  # there the signature (HMAC) refuses it first
+        gl.load_module(copy)
+
+
+def test_a_changed_or_unlisted_module_file_is_refused(check_exe, control, tmp_path):
+    copy = tampered(control, tmp_path, lambda graphs: None)
+    victim = sorted((copy / "module").iterdir())[-1]
+    victim.write_bytes(victim.read_bytes() + b" ")
+    done = run_check(check_exe, copy, "poisson", poisson_inputs(), tmp_path)
+    assert f"{victim} is changed since export (its sha256 differs from manifest.json $.files" in done.stdout
+    victim.write_bytes(victim.read_bytes()[:-1])
+    (copy / "module" / "extra.bin").write_bytes(b"x")
+    done = run_check(check_exe, copy, "poisson", poisson_inputs(), tmp_path)
+    assert "module/extra.bin is not listed in manifest.json $.files" in done.stdout
+
+
+# --- captures ------------------------------------------------------------------------------------------
+
+
+def load_capture(folder: Path) -> dict:
+    data = json.loads((folder / "capture.json").read_text())
+    assert list(data) == ["format", "graph", "manifest_sha256", "module", "platform", "dims", "inputs", "decisions",
+                          "segments", "outputs", "limit_bytes", "truncated"]  # fmt: skip
+    return data
+
+
+def assert_npy(path: Path, want: np.ndarray) -> None:
+    got = np.load(path)
+    assert got.dtype == want.dtype and got.shape == want.shape, path
+    np.testing.assert_array_equal(got, want)
+
+
+def test_capture_with_segments_records_inputs_decisions_segments_outputs(check_exe, control, tmp_path):
+    inputs = branch_inputs([4.0, 8.0] * (N // 2))
+    done = run_check(check_exe, control, "branchy", inputs, tmp_path, "--capture", str(tmp_path / "caps"),
+                     "--segments", outputs="x")  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    folder = tmp_path / "caps" / "branchy-0"
+    assert f"capture {folder}" in done.stdout
+    data = load_capture(folder)
+    assert data["format"] == "graphlab.capture/1" and data["graph"] == "branchy" and data["module"] == "control"
+    assert data["manifest_sha256"] == hashlib.sha256((control / "manifest.json").read_bytes()).hexdigest()
+    assert data["platform"]["arch"] == arch_of(control) and data["platform"]["taichi_c_api_version"] >= 1007000
+    assert data["dims"] == {"n": N} and data["limit_bytes"] == 0 and data["truncated"] is False
+    assert data["decisions"] == [{"node": "branch", "scope": "branch", "kind": "cond", "value": 1, "outcome": "then"}]
+    for name, value in inputs.items():
+        assert_npy(folder / data["inputs"][name], np.asarray(value))
+    assert np.load(folder / "inputs" / "limit.npy").shape == ()
+    x_after = out_array(tmp_path, "branchy", "x")
+    assert_npy(folder / data["outputs"]["x"], x_after)
+    assert sorted(data["outputs"]) == ["flag", "x"]
+    assert [(s["order"], s["segment"], s["graph"]) for s in data["segments"]] == [(0, 0, "branchy_seg0"),
+                                                                                  (1, 1, "branchy_seg1")]  # fmt: skip
+    assert data["segments"][0]["outputs"] == {"x": "segments/0000/x.npy", "flag": "segments/0000/flag.npy"}
+    assert_npy(folder / "segments/0000/flag.npy", np.ones(1, np.int32))  # the threshold segment set the flag
+    assert_npy(folder / "segments/0001/x.npy", x_after)  # the "then" segment wrote the result
+
+
+def test_capture_without_segments_and_with_a_size_bound(check_exe, control, tmp_path):
+    inputs = poisson_inputs()
+    done = run_check(check_exe, control, "poisson", inputs, tmp_path, "--capture", str(tmp_path / "caps"),
+                     outputs="u")  # fmt: skip
+    plain = load_capture(tmp_path / "caps" / "poisson-0")
+    assert plain["segments"] == [] and not (tmp_path / "caps" / "poisson-0" / "segments").exists()
+    assert len(plain["decisions"]) == len(decisions(done)) > 100
+    assert plain["decisions"][-1] == {"node": "solve", "scope": "solve", "kind": "loop", "value": 0, "outcome": "done"}
+    # each segment writes u and u_new (f32[n]) and flag (i32[1]): a bound of three segments
+    run_check(check_exe, control, "poisson", inputs, tmp_path, "--capture", str(tmp_path / "caps"), "--segments",
+              "--limit", str(3 * (2 * N * 4 + 4)))  # fmt: skip
+    bounded = load_capture(tmp_path / "caps" / "poisson-1")  # a second run: the next free number
+    assert bounded["truncated"] is True and bounded["limit_bytes"] == 3 * (2 * N * 4 + 4)
+    assert len(bounded["segments"]) == 3 and [s["order"] for s in bounded["segments"]] == [0, 1, 2]
+    assert sorted(p.name for p in (tmp_path / "caps" / "poisson-1" / "segments").iterdir()) == ["0000", "0001", "0002"]
+    assert_npy(tmp_path / "caps" / "poisson-1" / "outputs" / "u.npy", out_array(tmp_path, "poisson", "u"))
+
+
+def test_graphlab_capture_in_the_environment_captures_without_rebuilding(check_exe, control, tmp_path):
+    folder = tmp_path / "field"
+    env = {"GRAPHLAB_CAPTURE": str(folder), "GRAPHLAB_CAPTURE_SEGMENTS": "1"}
+    done = run_check(check_exe, control, "branchy", branch_inputs([4.0, 8.0] * (N // 2)), tmp_path, "--frames", "2",
+                     env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert sorted(p.name for p in folder.iterdir()) == ["branchy-0", "branchy-1"]
+    second = load_capture(folder / "branchy-1")
+    assert len(second["segments"]) == 2
+    assert_npy(folder / "branchy-1" / "inputs" / "x.npy", np.load(folder / "branchy-0" / "outputs" / "x.npy"))
