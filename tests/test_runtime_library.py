@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from test_export_control_flow import assert_same, branch_graph, branch_inputs, poisson_graph, poisson_inputs
+from test_export_control_flow import assert_same, branch_graph, branch_inputs, nested_graph, poisson_graph, poisson_inputs
 from test_export_control_flow import run_python as run_in_process
+from test_guarded_loops import countdown_graph
 
 import graphlab as gl
 from graphlab.export.capi_ctypes import taichi_c_api_dir
@@ -290,3 +291,65 @@ def test_graphlab_capture_in_the_environment_captures_without_rebuilding(check_e
     second = load_capture(folder / "branchy-1")
     assert len(second["segments"]) == 2
     assert_npy(folder / "branchy-1" / "inputs" / "x.npy", np.load(folder / "branchy-0" / "outputs" / "x.npy"))
+
+
+# --- loops inside repetitions, count loops, guarded check_every, shape relations (x64) -------------------
+
+
+@ti.kernel
+def copy_into(src: ti.types.ndarray(dtype=ti.f32, ndim=1), dst: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in src:
+        dst[i] = src[i] * 2.0
+
+
+def copy_graph() -> gl.Graph:
+    """``dst`` has no declared shape: only the shape relation (dst[i] for i in src) keeps it long enough."""
+    g = gl.Graph("copy")
+    src = g.ndarray("src", ti.f32, ndim=1, shape="n")
+    dst = g.ndarray("dst", ti.f32, ndim=1)
+    g.dispatch(copy_into, src, dst)
+    return g
+
+
+@pytest.fixture(scope="module")
+def loops(tmp_path_factory) -> Path:
+    ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
+    folder = tmp_path_factory.mktemp("rtlib_loops") / "loops"
+    values = {"counter": np.array([8], np.int32), "flag": np.ones(1, np.int32), "x": np.array([1.0, 2.0], np.float32),
+              "n": np.int32(3), "limit": np.float32(5.0), "src": np.ones(2, np.float32), "dst": np.zeros(2, np.float32)}
+    graphs = [countdown_graph(3, guarded=True), nested_graph(), copy_graph()]
+    gl.export(graphs, folder, "x64", values=values, cpu_threads=1, progress=False)
+    return folder
+
+
+def test_guarded_loop_stops_where_reading_every_iteration_would(check_exe, loops, tmp_path):
+    inputs = {"counter": np.array([8], np.int32), "flag": np.ones(1, np.int32)}
+    done = run_check(check_exe, loops, "countdown", inputs, tmp_path, outputs="counter")
+    assert done.returncode == 0, done.stdout
+    assert out_array(tmp_path, "countdown", "counter", np.int32).tolist() == [0]  # not -1: the group was replayed
+    # reads after iterations 3 and 6, then the group 7-9 replayed one read at a time: 7 again, 8 done
+    assert [d[4] for d in decisions(done)] == ["again", "again", "again", "done"]
+
+
+def test_count_loop_and_conditional_inside_a_repetition(check_exe, loops, tmp_path):
+    values = {"x": np.array([1.0, 2.0], np.float32), "n": np.int32(3), "limit": np.float32(5.0),
+              "flag": np.zeros(1, np.int32)}
+    want, events = run_in_process("x64", [nested_graph()], values)
+    done = run_check(check_exe, loops, "nested", values, tmp_path, outputs="x")
+    assert done.returncode == 0, done.stdout
+    assert_same({"x": out_array(tmp_path, "nested", "x")}, {"x": want["x"]}, "x64")
+    conds = [e.event.value for e in events if e.event.kind == "cond"]
+    assert [d[:2] + d[4:] for d in decisions(done)] == [["outer/big", f"outer[{k}]/big", c] for k, c in
+                                                        enumerate(conds)]  # fmt: skip
+
+
+def test_a_buffer_shorter_than_a_loop_indexes_is_refused(check_exe, loops, tmp_path):
+    inputs = {"src": np.ones(8, np.float32), "dst": np.zeros(4, np.float32)}
+    done = run_check(check_exe, loops, "copy", inputs, tmp_path)
+    assert done.returncode == 1
+    assert "graph 'copy': dispatch 'copy_into' indexes dst[i] in for i in src, so 'dst' needs shape[0] >= shape[0] " \
+           "of 'src'; got 4 < 8" in done.stdout  # fmt: skip
+    (tmp_path / "ok").mkdir()
+    done = run_check(check_exe, loops, "copy", {**inputs, "dst": np.zeros(8, np.float32)}, tmp_path / "ok",
+                     outputs="dst")  # fmt: skip
+    assert done.returncode == 0 and out_array(tmp_path / "ok", "copy", "dst").tolist() == [2.0] * 8
