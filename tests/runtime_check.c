@@ -3,12 +3,13 @@
  * also under -fsanitize=address,undefined).
  *
  *   runtime_check FOLDER GRAPH IN_DIR OUT_DIR [--outputs A,B] [--frames N] [--capture DIR] [--segments]
- *                 [--limit BYTES]
+ *                 [--limit BYTES] [--time]
  *
  * Gives each IN_DIR/<arg>.npy to the graph (arrays with gl_graph_set_array, 0-d or element-shaped
  * files with gl_graph_set_scalar), runs it, prints each decision as "decision NODE SCOPE KIND VALUE
  * OUTCOME", and writes the --outputs args to OUT_DIR/<arg>.bin (raw bytes). Any error prints "error STATUS: MESSAGE"
- * and exits 1, so the tests see the library's message.
+ * and exits 1, so the tests see the library's message. With --time (bench/deploy_speed.py) no callback
+ * is passed and it prints the first frame's time and the mean of the others, as the host program does.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "graphlab_runtime.h"
 #include "npy.h"
@@ -24,6 +26,12 @@
 static int fail(gl_status status, const char *message) {
   printf("error %s: %s\n", gl_status_name(status), message);
   return 1;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 static gl_dtype dtype_of(NpyDtype d) {
@@ -95,12 +103,14 @@ int main(int argc, char **argv) {
   long frames = 1;
   const char *capture = NULL, *outputs = "";
   unsigned flags = 0;
+  int timed = 0;
   unsigned long long limit = 0;
   for (int i = 5; i < argc; ++i) {
     if (strcmp(argv[i], "--outputs") == 0 && i + 1 < argc) outputs = argv[++i];
     else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) frames = strtol(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--capture") == 0 && i + 1 < argc) capture = argv[++i];
     else if (strcmp(argv[i], "--segments") == 0) flags |= GL_CAPTURE_SEGMENTS;
+    else if (strcmp(argv[i], "--time") == 0) timed = 1;
     else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) limit = strtoull(argv[++i], NULL, 10);
   }
   gl_module *module;
@@ -117,8 +127,18 @@ int main(int argc, char **argv) {
   if (status == 0) status = give_inputs(graph, argv[3]);
   if (status == 0 && capture != NULL && (s = gl_graph_capture(graph, capture, flags, limit)) != GL_OK)
     status = fail(s, gl_graph_error(graph));
-  for (long f = 0; status == 0 && f < frames; ++f)
-    if ((s = gl_graph_run(graph, on_decision, NULL)) != GL_OK) status = fail(s, gl_graph_error(graph));
+  double start = now_ms(), first = 0.0;
+  for (long f = 0; status == 0 && f < frames; ++f) {
+    if ((s = gl_graph_run(graph, timed ? NULL : on_decision, NULL)) != GL_OK) status = fail(s, gl_graph_error(graph));
+    if (f == 0) {
+      first = now_ms() - start;
+      start = now_ms();
+    }
+  }
+  if (status == 0 && timed) {
+    printf("first frame: %.3f ms\n", first);
+    if (frames > 1) printf("%.3f ms per frame (mean of the %ld frames after the first)\n", (now_ms() - start) / (double)(frames - 1), frames - 1);
+  }
   if (status == 0 && capture != NULL) printf("capture %s\n", gl_graph_last_capture(graph));
   if (status == 0) status = write_outputs(graph, outputs, argv[4]);
   gl_module_close(module);

@@ -94,6 +94,8 @@ struct gl_module {
   gl_graph **graphs; /* handles, made on first gl_graph_get */
   int dim_count;
   dim_value *dims;   /* the manifest's default dims */
+  void *cuda_driver;           /* dlopen handle, closed with the module */
+  void *cuda_dtoh, *cuda_dtod; /* CUDA: the driver's cuMemcpyDtoH_v2 / cuMemcpyDtoD_v2, looked up at open */
   char manifest_sha256[65];
   char *graphlab_version;
   char *module_name;

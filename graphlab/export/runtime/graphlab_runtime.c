@@ -121,19 +121,20 @@ gl_status gl_ti_check(char *error, const char *call) {
 
 /* ---- modules ---- */
 
-/* The CUDA driver functions Taichi has loaded, looked up once per process by the dynamic loader
- * (dlopen of a loaded library returns it; no state of ours). */
+/* On CUDA, a flag's 4 bytes come through the driver's cuMemcpyDtoH (ti_map_memory would copy the whole
+ * buffer out and back) and a guarded loop's copies through cuMemcpyDtoD, on Taichi's stream. The driver
+ * is found when the module opens; none (another arch, no driver, GRAPHLAB_FLAG_READ=map): mapping. */
 typedef int (*cuda_dtoh_fn)(void *dst, unsigned long long src, size_t nbytes);
 typedef int (*cuda_dtod_fn)(unsigned long long dst, unsigned long long src, size_t nbytes);
 
-static void *cuda_symbol(const gl_module *m, const char *name) {
-  if (m->ti_arch != TI_ARCH_CUDA) return NULL;
+static void find_cuda_driver(gl_module *m) {
+  if (m->ti_arch != TI_ARCH_CUDA) return;
   const char *how = getenv("GRAPHLAB_FLAG_READ");
-  if (how != NULL && strcmp(how, "map") == 0) return NULL;
-  void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  void *symbol = driver != NULL ? dlsym(driver, name) : NULL;
-  if (driver != NULL) dlclose(driver);
-  return symbol;
+  if (how != NULL && strcmp(how, "map") == 0) return;
+  m->cuda_driver = dlopen("libcuda.so.1", RTLD_NOW);
+  if (m->cuda_driver == NULL) return;
+  m->cuda_dtoh = dlsym(m->cuda_driver, "cuMemcpyDtoH_v2");
+  m->cuda_dtod = dlsym(m->cuda_driver, "cuMemcpyDtoD_v2");
 }
 
 static gl_status check_marker(gl_module *m) {
@@ -181,6 +182,7 @@ static gl_status open_module(gl_module *m, const char *path, TiRuntime runtime) 
     m->owns_runtime = 1;
   }
   m->runtime = runtime;
+  find_cuda_driver(m);
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/module", m->folder);
   m->aot = ti_load_aot_module(runtime, dir);
@@ -206,6 +208,7 @@ void gl_module_close(gl_module *m) {
   if (m->aot != TI_NULL_HANDLE) ti_destroy_aot_module(m->aot);
   if (m->owns_runtime) ti_destroy_runtime(m->runtime); /* frees the memory the graphs allocated */
   ti_set_last_error(TI_ERROR_SUCCESS, NULL);
+  if (m->cuda_driver != NULL) dlclose(m->cuda_driver);
   gl_free_specs(m);
   free(m->graphs);
   free(m->folder);
@@ -309,7 +312,7 @@ static unsigned long long cuda_pointer(gl_graph *g, TiMemory memory, gl_status *
 static gl_status copy_buffer(gl_graph *g, TiMemory dst, TiMemory src, size_t nbytes) {
   gl_status s = GL_OK;
   cuda_dtod_fn cuda_copy;
-  *(void **)(&cuda_copy) = cuda_symbol(g->module, "cuMemcpyDtoD_v2");
+  *(void **)(&cuda_copy) = g->module->cuda_dtod;
   if (cuda_copy != NULL) {
     unsigned long long to = cuda_pointer(g, dst, &s);
     TRY(s);
@@ -337,7 +340,7 @@ static gl_status read_flag(gl_graph *g, int a, int32_t *flag) {
   TiMemory memory = g->values[a].memory;
   gl_status s = GL_OK;
   cuda_dtoh_fn cuda_copy;
-  *(void **)(&cuda_copy) = cuda_symbol(g->module, "cuMemcpyDtoH_v2");
+  *(void **)(&cuda_copy) = g->module->cuda_dtoh;
   if (cuda_copy != NULL) {
     unsigned long long from = cuda_pointer(g, memory, &s);
     TRY(s);
