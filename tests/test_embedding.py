@@ -37,17 +37,19 @@ def build_app(folder: Path, source: Path, work: Path) -> Path:
     project = work / "app"
     project.mkdir()
     shutil.copy(source, project / "app.cpp")
-    (project / "CMakeLists.txt").write_text(textwrap.dedent(f"""\
+    (project / "CMakeLists.txt").write_text(
+        textwrap.dedent(f"""\
         cmake_minimum_required(VERSION 3.18)
         project(app C CXX)
         set(TAICHI_C_API_INSTALL_DIR "{taichi_c_api_dir().as_posix()}")
-        add_subdirectory("{(folder / 'runtime').as_posix()}" graphlab_runtime)
+        add_subdirectory("{(folder / "runtime").as_posix()}" graphlab_runtime)
         add_executable(app app.cpp)
         target_compile_features(app PRIVATE cxx_std_17)
         target_compile_options(app PRIVATE -Wall -Wextra -Werror)
-        target_include_directories(app PRIVATE "{(folder / 'include').as_posix()}")
+        target_include_directories(app PRIVATE "{(folder / "include").as_posix()}")
         target_link_libraries(app PRIVATE graphlab::runtime)
-    """))
+    """)
+    )
     build = work / "build"
     for command in (["cmake", "-S", str(project), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
                     ["cmake", "--build", str(build), "-j", "2"]):  # fmt: skip

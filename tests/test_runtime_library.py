@@ -21,7 +21,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from test_export_control_flow import assert_same, branch_graph, branch_inputs, nested_graph, poisson_graph, poisson_inputs
+from test_export_control_flow import (
+    assert_same,
+    branch_graph,
+    branch_inputs,
+    nested_graph,
+    poisson_graph,
+    poisson_inputs,
+)
 from test_export_control_flow import run_python as run_in_process
 from test_guarded_loops import countdown_graph
 
@@ -35,7 +42,10 @@ ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 HERE = Path(__file__).parent
 SOURCES = HERE.parent / "graphlab" / "export"
 N = 32
-SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+SANITIZER_ENV = {
+    "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0",
+    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+}
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +77,16 @@ def arch_of(folder: Path) -> str:
     return json.loads((folder / "manifest.json").read_text())["arch"]
 
 
-def run_check(exe: Path, folder: Path, graph: str, inputs: dict, tmp: Path, *extra: str, env: dict | None = None,
-              outputs: str = "") -> subprocess.CompletedProcess:
+def run_check(
+    exe: Path,
+    folder: Path,
+    graph: str,
+    inputs: dict,
+    tmp: Path,
+    *extra: str,
+    env: dict | None = None,
+    outputs: str = "",
+) -> subprocess.CompletedProcess:
     """runtime_check on ``inputs`` (saved as .npy); fails the test on any sanitizer report."""
     ins = tmp / f"in_{graph}"
     ins.mkdir(exist_ok=True)
@@ -187,8 +205,11 @@ def drop_relation(graphs):
 
 @pytest.mark.parametrize(
     ("edit", "path"),
-    [(set_tol_dtype, "$.graphs[0].args[3].dtype"), (set_u_shape, "$.graphs[0].args[0].shape[0]"),
-     (drop_relation, "$.graphs[0].shape_relations")],  # fmt: skip
+    [
+        (set_tol_dtype, "$.graphs[0].args[3].dtype"),
+        (set_u_shape, "$.graphs[0].args[0].shape[0]"),
+        (drop_relation, "$.graphs[0].shape_relations"),
+    ],
 )
 def test_a_tampered_manifest_is_refused_as_load_module_refuses_it(check_exe, control, tmp_path, edit, path):
     copy = tampered(control, tmp_path, edit)
@@ -315,8 +336,15 @@ def copy_graph() -> gl.Graph:
 def loops(tmp_path_factory) -> Path:
     ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
     folder = tmp_path_factory.mktemp("rtlib_loops") / "loops"
-    values = {"counter": np.array([8], np.int32), "flag": np.ones(1, np.int32), "x": np.array([1.0, 2.0], np.float32),
-              "n": np.int32(3), "limit": np.float32(5.0), "src": np.ones(2, np.float32), "dst": np.zeros(2, np.float32)}
+    values = {
+        "counter": np.array([8], np.int32),
+        "flag": np.ones(1, np.int32),
+        "x": np.array([1.0, 2.0], np.float32),
+        "n": np.int32(3),
+        "limit": np.float32(5.0),
+        "src": np.ones(2, np.float32),
+        "dst": np.zeros(2, np.float32),
+    }
     graphs = [countdown_graph(3, guarded=True), nested_graph(), copy_graph()]
     gl.export(graphs, folder, "x64", values=values, cpu_threads=1, progress=False)
     return folder
@@ -332,8 +360,12 @@ def test_guarded_loop_stops_where_reading_every_iteration_would(check_exe, loops
 
 
 def test_count_loop_and_conditional_inside_a_repetition(check_exe, loops, tmp_path):
-    values = {"x": np.array([1.0, 2.0], np.float32), "n": np.int32(3), "limit": np.float32(5.0),
-              "flag": np.zeros(1, np.int32)}
+    values = {
+        "x": np.array([1.0, 2.0], np.float32),
+        "n": np.int32(3),
+        "limit": np.float32(5.0),
+        "flag": np.zeros(1, np.int32),
+    }
     want, events = run_in_process("x64", [nested_graph()], values)
     done = run_check(check_exe, loops, "nested", values, tmp_path, outputs="x")
     assert done.returncode == 0, done.stdout

@@ -108,8 +108,8 @@ def typed_header(manifest: Manifest, graph: str, module: str) -> str:
             sets.append(
                 f"  if (args->{field} != NULL) {{\n"
                 f"    const int64_t shape[] = {{{', '.join(cells) or '0'}}};\n"
-                f"    if ((s = gl_graph_set_array(graph, {literal}, args->{field}, {gl_dtype}, {len(cells)}, shape)) != GL_OK)"
-                f" return s;\n  }}"
+                f"    if ((s = gl_graph_set_array(graph, {literal}, args->{field}, {gl_dtype}, {len(cells)}, shape))"
+                f" != GL_OK) return s;\n  }}"
             )
             if arg.role != "input":
                 gets.append(
@@ -126,10 +126,13 @@ def typed_header(manifest: Manifest, graph: str, module: str) -> str:
             sets.append(f"  if ((s = gl_graph_set_scalar(graph, {literal}, {gl_dtype}, {ref})) != GL_OK) return s;")
         else:
             fields.append(f"  /* {_comment(arg.name)}: a texture; the runtime library does not pass textures yet */")
-    dim_fields = [f"  int64_t dim_{c_identifier(d)}; /* symbolic dim '{_comment(d)}' (set it for the arrays given; 0 with none: the default) */"
-                  for d in dims]  # fmt: skip
+    dim_fields = [
+        f"  int64_t dim_{c_identifier(d)}; /* symbolic dim '{_comment(d)}' (set it for the arrays given; 0 with"
+        " none: the default) */"
+        for d in dims
+    ]
     dim_sets = [
-        f"  if (args->dim_{c_identifier(d)} > 0 && (s = gl_graph_set_dim(graph, \"{d}\", args->dim_{c_identifier(d)}))"
+        f'  if (args->dim_{c_identifier(d)} > 0 && (s = gl_graph_set_dim(graph, "{d}", args->dim_{c_identifier(d)}))'
         " != GL_OK) return s;"
         for d in dims
     ]
@@ -233,5 +236,7 @@ def build_runtime(
     for command in (configure, [cmake, "--build", str(out), "--target", target, "-j", "2"]):
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise HostBuildError(f"building the runtime library failed:\n$ {' '.join(command)}\n{done.stdout}{done.stderr}")
+            raise HostBuildError(
+                f"building the runtime library failed:\n$ {' '.join(command)}\n{done.stdout}{done.stderr}"
+            )
     return out / ("libgraphlab_runtime.a" if static else "libgraphlab_runtime.so")

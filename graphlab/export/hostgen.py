@@ -267,8 +267,14 @@ def generate_host(out_dir: str | os.PathLike[str], *, manifest: Manifest | None 
         f"- `{g.name}`({', '.join(f'{a.name}: {_describe(a)}' for a in g.args)})" for g in manifest.graphs
     )
     c_api = taichi_c_api_dir().as_posix()
-    readme = {"VERSION": __version__, "ARCH": manifest.arch, "GRAPHS": graphs, "EXE": EXECUTABLE, "C_API": c_api,
-              **readme_example(manifest, module_name(out))}
+    readme = {
+        "VERSION": __version__,
+        "ARCH": manifest.arch,
+        "GRAPHS": graphs,
+        "EXE": EXECUTABLE,
+        "C_API": c_api,
+        **readme_example(manifest, module_name(out)),
+    }
     sources = {
         "main.c": _fill("main.c.in", **tables),
         "npy.h": (SOURCES / "npy.h").read_text(encoding="utf-8"),
