@@ -115,10 +115,11 @@ def frame_time(arch: str, substeps: int, frames: int, rounds: int) -> dict[str, 
     return result
 
 
-def build_library_driver(folder: Path, work: Path) -> Path:
-    """tests/runtime_check.c and the export's runtime/ sources, compiled as build_host compiles the host."""
+def build_library_driver(work: Path) -> Path:
+    """tests/runtime_check.c and the library's sources (as the package ships them, and as ``gl.export`` copies
+    them into ``folder/runtime``), compiled as build_host compiles the host program."""
     c_api = taichi_c_api_dir()
-    runtime = folder / "runtime"
+    runtime = REPO / "graphlab" / "export" / "runtime"
     exe = work / "library_frames"
     lib_dir = c_api / "lib"
     command = [find_compiler(), "-std=c99", "-O2", "-isystem", str(c_api / "include"), f"-I{runtime}",
@@ -154,7 +155,7 @@ def library_time(arch: str, substeps: int, frames: int, rounds: int) -> dict[str
         for name, value in values.items():
             np.save(inputs / f"{name}.npy", value)
         build_host(folder)
-        exe = build_library_driver(folder, Path(tmp))
+        exe = build_library_driver(Path(tmp))
         for round_ in range(rounds):
             sides = ["host", "library", "capture"]
             for side in sides[round_ % 3 :] + sides[: round_ % 3]:  # rotate which side goes first
