@@ -23,6 +23,8 @@ from test_export_control_flow import run_python as run_in_process
 import graphlab as gl
 from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
 from graphlab.export.capi_ctypes import taichi_c_api_dir
+from graphlab.export.errors import OutputPathError
+from graphlab.export.folders import RUNTIME_FILES
 from graphlab.export.manifest import read_manifest
 from graphlab.export.verify import make_inputs, run_python
 
@@ -85,6 +87,25 @@ def test_generated_header_declares_the_typed_struct_and_run(control_app):
     readme = (folder / "host" / "README.md").read_text()
     assert "add_subdirectory(path/to/this/export/runtime graphlab_runtime)" in readme
     assert "graphlab::Module module(" in readme
+
+
+def test_every_runtime_source_is_copied_and_known_to_overwrite(control_app):
+    folder, _, _ = control_app
+    package = sorted(p.name for p in (HERE.parent / "graphlab" / "export" / "runtime").iterdir() if p.is_file())
+    assert package == sorted(RUNTIME_FILES)
+    assert sorted(p.name for p in (folder / "runtime").iterdir() if p.is_file()) == package
+
+
+def test_overwrite_replaces_an_export_with_its_runtime_and_headers(ti_cpu, tmp_path):
+    g = poisson_graph()
+    gl.export(g, tmp_path / "p", "x64", values=poisson_inputs(), progress=False)
+    assert (tmp_path / "p" / "include" / "poisson.h").is_file() and (tmp_path / "p" / "runtime").is_dir()
+    (tmp_path / "p" / "runtime" / "build").mkdir()  # a user's build of the library is the export's too
+    (tmp_path / "p" / "runtime" / "build" / "x.o").write_bytes(b"")
+    gl.export(g, tmp_path / "p", "x64", values=poisson_inputs(), overwrite=True, progress=False)
+    (tmp_path / "p" / "include" / "mine.h").write_text("")  # a user's own header is never deleted
+    with pytest.raises(OutputPathError, match="include/mine.h"):
+        gl.export(g, tmp_path / "p", "x64", values=poisson_inputs(), overwrite=True, progress=False)
 
 
 def test_cpp_mpm88_matches_python(mpm88_app, tmp_path):

@@ -26,6 +26,7 @@ from graphlab._version import __version__
 from graphlab.errors import ToolMissingError
 from graphlab.export.capi_ctypes import taichi_c_api_dir
 from graphlab.export.errors import HostBuildError
+from graphlab.export.folders import RUNTIME_FILES
 from graphlab.export.manifest import Manifest, read_manifest
 from graphlab.spec import Arg
 
@@ -193,9 +194,8 @@ def generate_embedding(out_dir: str | os.PathLike[str], *, manifest: Manifest | 
     manifest = manifest or read_manifest(out)
     runtime = out / "runtime"
     runtime.mkdir(parents=True, exist_ok=True)
-    for source in RUNTIME_SOURCES.iterdir():
-        if source.is_file() and not source.name.startswith("."):
-            _write(runtime / source.name, source.read_text(encoding="utf-8"))
+    for name in RUNTIME_FILES:  # the list folders.check_replaceable knows as gl.export's own
+        _write(runtime / name, (RUNTIME_SOURCES / name).read_text(encoding="utf-8"))
     include = out / "include"
     include.mkdir(exist_ok=True)
     name = module_name(out)
