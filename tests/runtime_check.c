@@ -3,13 +3,15 @@
  * also under -fsanitize=address,undefined).
  *
  *   runtime_check FOLDER GRAPH IN_DIR OUT_DIR [--outputs A,B] [--frames N] [--capture DIR] [--segments]
- *                 [--limit BYTES] [--time]
+ *                 [--limit BYTES] [--time] [--zero-copy ARG] [--runtime x64|vulkan]
  *
  * Gives each IN_DIR/<arg>.npy to the graph (arrays with gl_graph_set_array, 0-d or element-shaped
  * files with gl_graph_set_scalar), runs it, prints each decision as "decision NODE SCOPE KIND VALUE
  * OUTCOME", and writes the --outputs args to OUT_DIR/<arg>.bin (raw bytes). Any error prints "error STATUS: MESSAGE"
  * and exits 1, so the tests see the library's message. With --time (bench/deploy_speed.py) no callback
  * is passed and it prints the first frame's time and the mean of the others, as the host program does.
+ * --zero-copy ARG gives that input as this program's own TiMemory (gl_graph_set_memory); --runtime
+ * creates the Taichi runtime here and passes it to gl_module_open (destroyed after the module).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -44,7 +46,21 @@ static void on_decision(void *user, const gl_decision *d) {
   printf("decision %s %s %s %d %s\n", d->node, d->scope, d->kind, (int)d->value, d->outcome);
 }
 
-static int give_inputs(gl_graph *graph, const char *dir) {
+/* The caller's own device memory holding `array` (host-visible, so it is filled by mapping). */
+static TiMemory own_memory(TiRuntime runtime, const NpyArray *array) {
+  TiMemoryAllocateInfo info;
+  memset(&info, 0, sizeof info);
+  info.size = array->nbytes ? array->nbytes : 4;
+  info.host_read = info.host_write = TI_TRUE;
+  info.usage = TI_MEMORY_USAGE_STORAGE_BIT;
+  TiMemory memory = ti_allocate_memory(runtime, &info);
+  void *mapped = ti_map_memory(runtime, memory);
+  memcpy(mapped, array->data, array->nbytes);
+  ti_unmap_memory(runtime, memory);
+  return memory;
+}
+
+static int give_inputs(gl_graph *graph, const char *dir, TiRuntime runtime, const char *zero_copy) {
   DIR *listing = opendir(dir);
   if (listing == NULL) return fail(GL_ERROR_IO, dir);
   int status = 0;
@@ -59,7 +75,15 @@ static int give_inputs(gl_graph *graph, const char *dir) {
       status = fail(GL_ERROR_IO, err);
       break;
     }
-    gl_status s = gl_graph_set_array(graph, name, array.data, dtype_of(array.dtype), array.ndim, array.shape);
+    gl_status s;
+    if (zero_copy != NULL && strcmp(zero_copy, name) == 0) {
+      TiMemory mine = own_memory(runtime, &array), used = TI_NULL_HANDLE;
+      s = gl_graph_set_memory(graph, name, mine, dtype_of(array.dtype), array.ndim, array.shape);
+      if (s == GL_OK) s = gl_graph_get_memory(graph, name, &used);
+      if (s == GL_OK) printf("zero-copy %s %s\n", name, used == mine ? "same" : "copied");
+    } else {
+      s = gl_graph_set_array(graph, name, array.data, dtype_of(array.dtype), array.ndim, array.shape);
+    }
     if (s != GL_OK && strstr(gl_graph_error(graph), "gl_graph_set_scalar") != NULL)
       s = gl_graph_set_scalar(graph, name, dtype_of(array.dtype), array.data);
     if (s != GL_OK) status = fail(s, gl_graph_error(graph));
@@ -101,7 +125,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   long frames = 1;
-  const char *capture = NULL, *outputs = "";
+  const char *capture = NULL, *outputs = "", *zero_copy = NULL, *own_arch = NULL;
   unsigned flags = 0;
   int timed = 0;
   unsigned long long limit = 0;
@@ -111,20 +135,26 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--capture") == 0 && i + 1 < argc) capture = argv[++i];
     else if (strcmp(argv[i], "--segments") == 0) flags |= GL_CAPTURE_SEGMENTS;
     else if (strcmp(argv[i], "--time") == 0) timed = 1;
+    else if (strcmp(argv[i], "--zero-copy") == 0 && i + 1 < argc) zero_copy = argv[++i];
+    else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc) own_arch = argv[++i];
     else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) limit = strtoull(argv[++i], NULL, 10);
   }
+  TiRuntime runtime = TI_NULL_HANDLE;
+  if (own_arch != NULL) runtime = ti_create_runtime(strcmp(own_arch, "vulkan") == 0 ? TI_ARCH_VULKAN : TI_ARCH_X64, 0);
   gl_module *module;
-  gl_status s = gl_module_open(argv[1], TI_NULL_HANDLE, &module);
+  gl_status s = gl_module_open(argv[1], runtime, &module);
   if (s != GL_OK) {
     int status = fail(s, gl_module_error(module));
     gl_module_close(module);
+    if (runtime != TI_NULL_HANDLE) ti_destroy_runtime(runtime);
     return status;
   }
   gl_graph *graph;
   int status = 0;
   s = gl_graph_get(module, argv[2], &graph);
   if (s != GL_OK) status = fail(s, gl_module_error(module));
-  if (status == 0) status = give_inputs(graph, argv[3]);
+  if (status == 0) status = give_inputs(graph, argv[3], gl_module_runtime(module), zero_copy);
+  if (status == 0 && own_arch != NULL) printf("runtime %s\n", gl_module_runtime(module) == runtime ? "mine" : "other");
   if (status == 0 && capture != NULL && (s = gl_graph_capture(graph, capture, flags, limit)) != GL_OK)
     status = fail(s, gl_graph_error(graph));
   double start = now_ms(), first = 0.0;
@@ -142,5 +172,6 @@ int main(int argc, char **argv) {
   if (status == 0 && capture != NULL) printf("capture %s\n", gl_graph_last_capture(graph));
   if (status == 0) status = write_outputs(graph, outputs, argv[4]);
   gl_module_close(module);
+  if (runtime != TI_NULL_HANDLE) ti_destroy_runtime(runtime); /* the library never destroys the caller's */
   return status;
 }

@@ -385,3 +385,14 @@ def test_a_buffer_shorter_than_a_loop_indexes_is_refused(check_exe, loops, tmp_p
     done = run_check(check_exe, loops, "copy", {**inputs, "dst": np.zeros(8, np.float32)}, tmp_path / "ok",
                      outputs="dst")  # fmt: skip
     assert done.returncode == 0 and out_array(tmp_path / "ok", "copy", "dst").tolist() == [2.0] * 8
+
+
+def test_the_callers_runtime_and_memory_are_used_as_given(check_exe, control, tmp_path):
+    arch = arch_of(control)
+    env = {"TI_LIB_DIR": str(taichi_c_api_dir() / "runtime")}  # the caller makes its x64 runtime: its job
+    inputs = branch_inputs([4.0, 8.0] * (N // 2))
+    done = run_check(check_exe, control, "branchy", inputs, tmp_path, "--zero-copy", "x", "--runtime", arch,
+                     env=env, outputs="x")  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert "zero-copy x same" in done.stdout and "runtime mine" in done.stdout
+    np.testing.assert_array_equal(out_array(tmp_path, "branchy", "x"), np.array([2.0, 4.0] * (N // 2), np.float32))
