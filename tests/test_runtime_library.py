@@ -64,6 +64,20 @@ def check_exe(tmp_path_factory) -> Path:
     return exe
 
 
+@pytest.fixture(scope="module")
+def errors_exe(check_exe) -> Path:
+    """tests/runtime_errors.c against the same sanitized library."""
+    lib = check_exe.parent / "build" / "libgraphlab_runtime.a"
+    c_api = taichi_c_api_dir()
+    exe = check_exe.parent / "runtime_errors"
+    command = [find_compiler(), "-std=c99", "-g", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
+               "-isystem", str(c_api / "include"), f"-I{SOURCES / 'runtime'}", str(HERE / "runtime_errors.c"),
+               str(lib), "-o", str(exe), f"-L{c_api / 'lib'}", "-ltaichi_c_api", "-ldl", f"-Wl,-rpath,{c_api / 'lib'}"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return exe
+
+
 @pytest.fixture(scope="module", params=ARCHS)
 def control(request, tmp_path_factory) -> Path:
     ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
@@ -396,3 +410,56 @@ def test_the_callers_runtime_and_memory_are_used_as_given(check_exe, control, tm
     assert done.returncode == 0, done.stdout
     assert "zero-copy x same" in done.stdout and "runtime mine" in done.stdout
     np.testing.assert_array_equal(out_array(tmp_path, "branchy", "x"), np.array([2.0, 4.0] * (N // 2), np.float32))
+
+
+def test_calls_out_of_order_or_with_bad_arguments_are_refused(errors_exe, control):
+    done = subprocess.run([str(errors_exe), str(control)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **SANITIZER_ENV})  # fmt: skip
+    report = done.stdout + done.stderr
+    assert done.returncode == 0 and "Sanitizer" not in report and "runtime error:" not in report, report
+    said = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()}
+    expected = {
+        "open": "GL_OK",
+        "get-unknown-graph": "GL_ERROR_ARGUMENT " + f"{control}/manifest.json has no graph 'nope'",
+        "get-graph": "GL_OK",
+        "same-handle": "1",
+        "get-before-run": "GL_ERROR_STATE gl_graph_get_array: arg 'x' of graph 'branchy' has no values yet",
+        "set-null-data": "GL_ERROR_ARGUMENT gl_graph_set_array: data for 'x' is NULL",
+        "set-null-memory": "GL_ERROR_ARGUMENT gl_graph_set_memory: memory for 'x' is TI_NULL_HANDLE",
+        "set-array-on-scalar": "GL_ERROR_ARGUMENT gl_graph_set_array: arg 'limit' of graph 'branchy' is a scalar",
+        "set-scalar-on-array": "GL_ERROR_ARGUMENT gl_graph_set_scalar: arg 'x' of graph 'branchy' is a ndarray",
+        "set-unknown-arg": "GL_ERROR_ARGUMENT gl_graph_set_scalar: graph 'branchy' has no arg 'nope' (its args: 'x'",
+        "set-unknown-dim": "GL_ERROR_ARGUMENT gl_graph_set_dim: no arg of graph 'branchy' has dim 'm'",
+        "set-huge-dim": "GL_ERROR_ARGUMENT gl_graph_set_dim: dim 'n' = 1099511627776 is outside 0..4294967295",
+        "set-negative-shape": "GL_ERROR_ARGUMENT gl_graph_set_array: arg 'x': shape[0] is -1, outside 0..",
+        "set-x": "GL_OK",
+        "set-limit": "GL_OK",
+        "capture-unwritable": "GL_OK",
+        "run-capture-fails": "GL_ERROR_IO capture: cannot create /proc/graphlab-capture",
+        "capture-off": "GL_OK",
+        "run": "GL_OK",
+        "get-wrong-size": "GL_ERROR_ARGUMENT gl_graph_get_array: arg 'x' of graph 'branchy' holds 16 bytes, but the "
+        "buffer given has 3",
+        "get-scalar": "GL_ERROR_ARGUMENT gl_graph_get_array: arg 'limit' of graph 'branchy' is a scalar, not an",
+        "bytes-scalar": "GL_ERROR_ARGUMENT gl_graph_arg_bytes: arg 'limit' is not an ndarray",
+        "get-x": "GL_OK",
+        "x": "2 4 2 4",  # the run after the failed capture ran the graph once: halved once
+        "null-graph": "GL_ERROR_ARGUMENT",
+    }
+    for label, start in expected.items():
+        assert said[label].startswith(start), (label, said[label])
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"format": "graphlab.module/1",\n "graphs": [', "manifest.json is not JSON: line 2 column 13: the text ends"),
+        ('{"format": "other/2"}', 'manifest.json $.format: is not "graphlab.module/1": not a manifest gl.export'),
+        ('{"format": "graphlab.module/1", "arch": "metal"}', "manifest.json $.arch: is not x64, vulkan or cuda"),
+    ],
+)
+def test_a_manifest_that_is_no_export_is_refused(check_exe, control, tmp_path, text, says):
+    copy = tampered(control, tmp_path, lambda graphs: None)
+    (copy / "manifest.json").write_text(text)
+    done = run_check(check_exe, copy, "branchy", {}, tmp_path)
+    assert done.returncode == 1 and "error GL_ERROR_MANIFEST" in done.stdout and says in done.stdout, done.stdout
