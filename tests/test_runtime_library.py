@@ -31,6 +31,7 @@ from test_export_control_flow import (
 )
 from test_export_control_flow import run_python as run_in_process
 from test_guarded_loops import countdown_graph
+from test_textures import texture_graph
 
 import graphlab as gl
 from graphlab.export.capi_ctypes import taichi_c_api_dir
@@ -463,3 +464,15 @@ def test_a_manifest_that_is_no_export_is_refused(check_exe, control, tmp_path, t
     (copy / "manifest.json").write_text(text)
     done = run_check(check_exe, copy, "branchy", {}, tmp_path)
     assert done.returncode == 1 and "error GL_ERROR_MANIFEST" in done.stdout and says in done.stdout, done.stdout
+
+
+@pytest.mark.vulkan
+def test_a_texture_graph_is_refused_with_the_way_to_run_it(check_exe, ti_vulkan, tmp_path):
+    g = texture_graph()
+    values = {"tex": ti.Texture(ti.Format.r32f, (6, 5)), "img": ti.Texture(ti.Format.rgba8, (6, 5)),
+              "y": np.zeros((6, 5), np.float32), "out": np.zeros((6, 5), np.float32), "s": 3.0}  # fmt: skip
+    folder = gl.export(g, tmp_path / "paint", "vulkan", values=values, progress=False).path
+    assert "tex: a texture; the runtime library does not pass textures yet" in (folder / "include/paint.h").read_text()
+    done = run_check(check_exe, folder, "paint", {}, tmp_path)
+    assert done.returncode == 1 and "error GL_ERROR_UNSUPPORTED" in done.stdout
+    assert "graph 'paint': arg 'tex' is a texture, which the runtime library does not pass yet" in done.stdout
