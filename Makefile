@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # Debian packages: dot for rendering, Mesa's software Vulkan for read/write facts and Vulkan tests,
 # a C compiler for the exported host programs, Chromium for the widget's end-to-end tests.
-DEB_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 gcc libc6-dev cmake chromium
+DEB_PACKAGES := graphviz mesa-vulkan-drivers libvulkan1 gcc g++ libc6-dev cmake chromium
 BUNDLE := graphlab/widget/static/widget.js
 # The graph file viewer's prebuilt JupyterLab extension (labextension/, built with jupyter-builder).
 LABEXT := labextension/dist

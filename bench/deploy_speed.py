@@ -7,6 +7,11 @@
     set-up, in alternating rounds (median taken). Target: C host / Python <= 1.0.
 (b) ``--export-verify``: wall time of ``gl.export`` plus ``gl.verify`` of mpm88 (target <= 15 s on
     the 2-core development CPU).
+(c) ``--library``: the same frames through the runtime library (``graphlab/export/runtime``, driven by
+    ``tests/runtime_check.c``) against the generated host program, both compiled here with the same C
+    compiler and ``-O2``; and the library with ``GRAPHLAB_CAPTURE`` set (every frame written as a
+    capture folder) against it without. Targets: library / host <= 1.02; capture off costs nothing
+    (it is one pointer test per run).
 
 Needs taichi (a site dir on ``PYTHONPATH`` is enough; graphlab is imported from this repository)
 and a C compiler (gcc) for the host program::
@@ -14,6 +19,7 @@ and a C compiler (gcc) for the host program::
     python bench/deploy_speed.py --arch cpu --frames 6 --rounds 4
     python bench/deploy_speed.py --arch cuda --frames 40 --rounds 4
     python bench/deploy_speed.py --arch cpu --export-verify
+    python bench/deploy_speed.py --arch cpu --library --frames 6 --rounds 4
 """
 
 from __future__ import annotations
@@ -36,7 +42,11 @@ import taichi as ti
 
 import graphlab as gl
 from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
+from graphlab.export.capi_ctypes import taichi_c_api_dir
+from graphlab.export.hostgen import build_host, find_compiler
 from graphlab.export.verify import run_host, run_python
+
+REPO = Path(__file__).resolve().parent.parent
 
 ARCHS = {"cpu": "x64", "cuda": "cuda", "vulkan": "vulkan"}
 
@@ -105,6 +115,70 @@ def frame_time(arch: str, substeps: int, frames: int, rounds: int) -> dict[str, 
     return result
 
 
+def build_library_driver(work: Path) -> Path:
+    """tests/runtime_check.c and the library's sources (as the package ships them, and as ``gl.export`` copies
+    them into ``folder/runtime``), compiled as build_host compiles the host program."""
+    c_api = taichi_c_api_dir()
+    runtime = REPO / "graphlab" / "export" / "runtime"
+    exe = work / "library_frames"
+    lib_dir = c_api / "lib"
+    command = [find_compiler(), "-std=c99", "-O2", "-isystem", str(c_api / "include"), f"-I{runtime}",
+               f"-I{REPO / 'graphlab' / 'export' / 'host'}", f'-DGRAPHLAB_TI_LIB_DIR="{c_api / "runtime"}"',
+               *map(str, sorted(runtime.glob("*.c"))), str(REPO / "tests" / "runtime_check.c"),
+               str(REPO / "graphlab" / "export" / "host" / "npy.c"), "-o", str(exe), f"-L{lib_dir}", "-ltaichi_c_api",
+               "-ldl", f"-Wl,-rpath,{lib_dir}"]  # fmt: skip
+    subprocess.run(command, check=True)
+    return exe
+
+
+def run_library(exe: Path, folder: Path, inputs: Path, frames: int, capture: Path | None = None) -> float:
+    """Mean ms per frame after the first, through the library (with GRAPHLAB_CAPTURE when ``capture``)."""
+    env = {**os.environ, **({"GRAPHLAB_CAPTURE": str(capture)} if capture else {})}
+    command = [str(exe), str(folder), "update", str(inputs), str(inputs.parent / "lib_out"), "--frames", str(frames),
+               "--time"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"the library run failed:\n{done.stdout}{done.stderr}")
+    line = next(x for x in done.stdout.splitlines() if "ms per frame" in x)
+    return float(line.split()[0])
+
+
+def library_time(arch: str, substeps: int, frames: int, rounds: int) -> dict[str, Any]:
+    """(c): host program vs the runtime library vs the library capturing every frame, alternating rounds."""
+    graph, values = mpm88(substeps)
+    times: dict[str, list[float]] = {"host": [], "library": [], "capture": []}
+    with tempfile.TemporaryDirectory(prefix="graphlab-deploy-speed-") as tmp:
+        folder = Path(tmp, "mpm88")
+        gl.export(graph, folder, arch, values=values, progress=False)
+        inputs = Path(tmp, "inputs")
+        inputs.mkdir()
+        for name, value in values.items():
+            np.save(inputs / f"{name}.npy", value)
+        build_host(folder)
+        exe = build_library_driver(Path(tmp))
+        for round_ in range(rounds):
+            sides = ["host", "library", "capture"]
+            for side in sides[round_ % 3 :] + sides[: round_ % 3]:  # rotate which side goes first
+                if side == "host":
+                    times[side].append(run_host(folder, inputs, Path(tmp, "host"), frames=frames).frame_ms)
+                else:
+                    capture = Path(tmp, f"caps{round_}") if side == "capture" else None
+                    times[side].append(run_library(exe, folder, inputs, frames, capture))
+    host, library, capture = (statistics.median(times[k]) for k in ("host", "library", "capture"))
+    result = {
+        "arch": arch, "device": describe_device(arch), "substeps": substeps, "frames": frames, "rounds": rounds,
+        "host_ms": host, "library_ms": library, "capture_ms": capture, "library_over_host": library / host,
+        "capture_over_library": capture / library, "rounds_ms": times,
+    }  # fmt: skip
+    print(
+        f"deploy_speed library: mpm88 {substeps} substeps on {arch} ({result['device']}), median over {rounds} "
+        f"rounds of the mean of {frames - 1} frames after the first: host program {host:.2f} ms, library "
+        f"{library:.2f} ms (ratio {library / host:.3f}, target <= 1.02), library capturing every frame "
+        f"{capture:.2f} ms (x{capture / library:.3f} of capture off)"
+    )
+    return result
+
+
 def export_verify(arch: str, substeps: int) -> dict[str, Any]:
     """(b): wall time of gl.export plus gl.verify (x64 single-threaded, so verify expects identical bits)."""
     graph, values = mpm88(substeps)
@@ -145,6 +219,7 @@ def main() -> None:
     parser.add_argument("--substeps", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=4, help="alternating C host / Python rounds for (a)")
     parser.add_argument("--export-verify", action="store_true", help="measure (b) instead of (a)")
+    parser.add_argument("--library", action="store_true", help="measure (c): runtime library vs host program")
     parser.add_argument("--json", help="also write the numbers to this file")
     options = parser.parse_args()
     if options.frames < 2:
@@ -152,6 +227,8 @@ def main() -> None:
     arch = ARCHS[options.arch]
     if options.export_verify:
         result = export_verify(arch, options.substeps)
+    elif options.library:
+        result = library_time(arch, options.substeps, options.frames, options.rounds)
     else:
         result = frame_time(arch, options.substeps, options.frames, options.rounds)
     if options.json:

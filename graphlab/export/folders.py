@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -48,6 +49,11 @@ _OWN_FOLDER = re.compile(
 )
 #: What gl.export writes besides manifest.json and the files it lists: the generated C host.
 HOST_FILES = ("main.c", "npy.c", "npy.h", "CMakeLists.txt", "README.md")
+#: The runtime library's sources every export carries in ``runtime/`` (graphlab.export.embedgen copies these).
+RUNTIME_FILES = (
+    "CMakeLists.txt", "gl_capture.c", "gl_internal.h", "gl_json.c", "gl_json.h", "gl_manifest.c", "gl_sha256.c",
+    "gl_sha256.h", "graphlab_runtime.c", "graphlab_runtime.h", "graphlab_runtime.hpp",
+)  # fmt: skip
 _KEEP_OUT = "nothing was deleted: remove it yourself or choose another path"
 
 
@@ -142,14 +148,28 @@ def _link_error(target: Path) -> OutputPathError:
     )
 
 
-def _written_by_export(name: str, listed: set[str]) -> bool:
+def _written_by_export(name: str, listed: set[str], headers: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether a path in an export folder is one gl.export writes (or the host build puts there)."""
-    if name == "manifest.json" or name in listed:
+    if name == "manifest.json" or name in listed or name in headers:
         return True
+    runtime = name.removeprefix("runtime/")
+    if runtime != name:
+        temporary = {f".{n}.tmp" for n in RUNTIME_FILES}
+        return runtime in RUNTIME_FILES or runtime.startswith("build/") or runtime in temporary
     host = name.removeprefix("host/")
     if host == name:
         return False
     return host in HOST_FILES or host.startswith("build/") or host in {f".{n}.tmp" for n in HOST_FILES}
+
+
+def _graph_headers(folder: Path) -> set[str]:
+    """``include/<graph>.h`` (and its temporary name) for each graph of the folder's manifest."""
+    try:
+        graphs = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("graphs", [])
+        names = [g["name"] for g in graphs if isinstance(g, dict) and isinstance(g.get("name"), str)]
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {f"include/{n}.h" for n in names} | {f"include/.{n}.h.tmp" for n in names}
 
 
 def check_replaceable(folder: Path, target: Path) -> None:
@@ -178,7 +198,8 @@ def check_replaceable(folder: Path, target: Path) -> None:
             f"{target} is not a folder gl.export wrote ({why}), so overwrite=True does not replace it; {_KEEP_OUT}",
             path=target,
         ) from exc
-    extra = [name for name in walk_files(folder) if not _written_by_export(name, listed)]
+    headers = _graph_headers(folder)
+    extra = [name for name in walk_files(folder) if not _written_by_export(name, listed, headers)]
     if extra:
         shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
         raise OutputPathError(

@@ -37,6 +37,7 @@ from graphlab.errors import ToolMissingError
 from graphlab.export.capi import C_SCALARS
 from graphlab.export.capi_ctypes import taichi_c_api_dir
 from graphlab.export.cruntime import Manifest, read_manifest
+from graphlab.export.embedgen import generate_embedding, module_name, readme_example
 from graphlab.export.errors import HostBuildError, HostGenError
 from graphlab.names import MAX_DIM_SIZE, name_problem, shown
 from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
@@ -266,7 +267,14 @@ def generate_host(out_dir: str | os.PathLike[str], *, manifest: Manifest | None 
         f"- `{g.name}`({', '.join(f'{a.name}: {_describe(a)}' for a in g.args)})" for g in manifest.graphs
     )
     c_api = taichi_c_api_dir().as_posix()
-    readme = {"VERSION": __version__, "ARCH": manifest.arch, "GRAPHS": graphs, "EXE": EXECUTABLE, "C_API": c_api}
+    readme = {
+        "VERSION": __version__,
+        "ARCH": manifest.arch,
+        "GRAPHS": graphs,
+        "EXE": EXECUTABLE,
+        "C_API": c_api,
+        **readme_example(manifest, module_name(out)),
+    }
     sources = {
         "main.c": _fill("main.c.in", **tables),
         "npy.h": (SOURCES / "npy.h").read_text(encoding="utf-8"),
@@ -278,6 +286,7 @@ def generate_host(out_dir: str | os.PathLike[str], *, manifest: Manifest | None 
     host.mkdir(parents=True, exist_ok=True)
     for name, text in sources.items():
         _write(host / name, text)
+    generate_embedding(out, manifest=manifest)
     return host
 
 

@@ -1,0 +1,318 @@
+/*
+ * gl_capture.c: record one run of a graph as a graphlab.capture/1 folder (see docs of gl.open_capture).
+ *
+ *   <folder>/<graph>-<n>/capture.json      written last, through a temporary name and a rename
+ *                        inputs/<arg>.npy   every arg before the run (scalars as 0-d arrays)
+ *                        segments/<k>/...   optional: what the k-th executed segment wrote
+ *                        outputs/<arg>.npy  every ndarray after the run
+ *
+ * A wrong result on a user's device comes back as this folder, and the notebook replays it. The size
+ * bound stops recording segments (inputs and outputs are always written) and says so ("truncated").
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gl_internal.h"
+
+typedef struct text {
+  char *data;
+  size_t len, capacity;
+  int failed;
+} text;
+
+struct gl_capture {
+  char dir[4096];
+  text decisions, segments;
+  int decision_count, order;
+  uint64_t segment_bytes;
+  int truncated;
+};
+
+static void put(text *t, const char *s, size_t n) {
+  if (t->failed) return;
+  if (t->len + n + 1 > t->capacity) {
+    size_t capacity = (t->capacity ? t->capacity : 256) * 2 + n;
+    char *bigger = realloc(t->data, capacity);
+    if (bigger == NULL) {
+      t->failed = 1;
+      return;
+    }
+    t->data = bigger;
+    t->capacity = capacity;
+  }
+  memcpy(t->data + t->len, s, n);
+  t->len += n;
+  t->data[t->len] = '\0';
+}
+
+static void puts_(text *t, const char *s) { put(t, s, strlen(s)); }
+
+static void putf(text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void putf(text *t, const char *fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  if (n > 0) put(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* A JSON string literal (UTF-8 passes through; controls, quotes and backslashes are escaped). */
+static void put_string(text *t, const char *s) {
+  puts_(t, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
+    if (*p == '"' || *p == '\\') {
+      char esc[3] = {'\\', (char)*p, 0};
+      puts_(t, esc);
+    } else if (*p < 0x20) {
+      putf(t, "\\u%04x", *p);
+    } else {
+      put(t, (const char *)p, 1);
+    }
+  }
+  puts_(t, "\"");
+}
+
+static const char *descr(gl_dtype dtype) {
+  static const char *const d[] = {"<f4", "<f8", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8"};
+  return d[dtype];
+}
+
+/* Write an array as .npy 1.0 (little-endian, C order; the header padded to 64 bytes). */
+static gl_status write_npy(gl_graph *g, const char *path, gl_dtype dtype, int ndim, const int64_t *shape,
+                           const void *data, size_t nbytes) {
+  char header[512];
+  int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr(dtype));
+  for (int d = 0; d < ndim; ++d)
+    n += snprintf(header + n, sizeof header - (size_t)n, "%s%lld%s", d ? " " : "", (long long)shape[d],
+                  ndim == 1 || d + 1 < ndim ? "," : "");
+  n += snprintf(header + n, sizeof header - (size_t)n, "), }");
+  while ((10 + n + 1) % 64 != 0) header[n++] = ' ';
+  header[n++] = '\n';
+  unsigned char preamble[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 0xFF), (unsigned char)(n >> 8)};
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return gl_fail(g->error, GL_ERROR_IO, "capture: cannot write %s (%s)", path, strerror(errno));
+  int ok = fwrite(preamble, 1, 10, f) == 10 && fwrite(header, 1, (size_t)n, f) == (size_t)n &&
+           (nbytes == 0 || fwrite(data, 1, nbytes, f) == nbytes);
+  ok = fclose(f) == 0 && ok;
+  return ok ? GL_OK : gl_fail(g->error, GL_ERROR_IO, "capture: writing %s failed (%s)", path, strerror(errno));
+}
+
+/* Write arg `a` (downloaded, or its scalar value) to dir/<name>.npy; relative path into *rel. */
+static gl_status write_arg(gl_graph *g, int a, const char *sub, uint64_t *bytes) {
+  const arg_spec *arg = &g->spec->args[a];
+  const arg_value *v = &g->values[a];
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s/%s.npy", g->capture->dir, sub, arg->name);
+  if (arg->kind != KIND_NDARRAY) {
+    size_t n = gl_dtype_size(arg->dtype);
+    for (int e = 0; e < arg->elem_ndim; ++e) n *= (size_t)arg->elem[e];
+    return write_npy(g, path, arg->dtype, arg->elem_ndim, arg->elem, v->value, n);
+  }
+  void *data = malloc(v->nbytes ? v->nbytes : 1);
+  if (data == NULL) return gl_fail(g->error, GL_ERROR_MEMORY, "capture: out of memory for '%s'", arg->name);
+  gl_status s = gl_download(g, a, data);
+  if (s == GL_OK) s = write_npy(g, path, arg->dtype, arg->ndim + arg->elem_ndim, v->shape, data, v->nbytes);
+  free(data);
+  if (bytes != NULL) *bytes += v->nbytes;
+  return s;
+}
+
+static gl_status make_dir(gl_graph *g, const char *path) {
+  if (mkdir(path, 0777) == 0 || errno == EEXIST) return GL_OK;
+  return gl_fail(g->error, GL_ERROR_IO, "capture: cannot create %s (%s)", path, strerror(errno));
+}
+
+/* mkdir -p of the capture root. */
+static gl_status make_root(gl_graph *g, const char *folder) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s", folder);
+  for (char *p = path + 1; *p; ++p) {
+    if (*p != '/') continue;
+    *p = '\0';
+    gl_status s = make_dir(g, path);
+    *p = '/';
+    if (s != GL_OK) return s;
+  }
+  return make_dir(g, path);
+}
+
+gl_status gl_capture_begin(gl_graph *g) {
+  gl_capture_abandon(g);
+  gl_status s = make_root(g, g->capture_folder);
+  if (s != GL_OK) return s;
+  gl_capture *c = calloc(1, sizeof *c);
+  if (c == NULL) return gl_fail(g->error, GL_ERROR_MEMORY, "capture: out of memory");
+  for (int n = 0;; ++n) { /* the first free <graph>-<n>: earlier runs and processes keep theirs */
+    snprintf(c->dir, sizeof c->dir, "%s/%s-%d", g->capture_folder, g->spec->name, n);
+    if (mkdir(c->dir, 0777) == 0) break;
+    if (errno != EEXIST || n > 1000000) {
+      gl_fail(g->error, GL_ERROR_IO, "capture: cannot create %s (%s)", c->dir, strerror(errno));
+      free(c);
+      return GL_ERROR_IO;
+    }
+  }
+  g->capture = c;
+  char sub[4200];
+  static const char *const subs[] = {"inputs", "outputs", "segments"};
+  for (int i = 0; i < ((g->capture_flags & GL_CAPTURE_SEGMENTS) ? 3 : 2); ++i) {
+    snprintf(sub, sizeof sub, "%s/%s", c->dir, subs[i]);
+    if ((s = make_dir(g, sub)) != GL_OK) return s;
+  }
+  for (int a = 0; a < g->spec->arg_count; ++a)
+    if ((s = write_arg(g, a, "inputs", NULL)) != GL_OK) return s;
+  return GL_OK;
+}
+
+gl_status gl_capture_decision(gl_graph *g, const gl_decision *d) {
+  text *t = &g->capture->decisions;
+  puts_(t, g->capture->decision_count++ ? ",\n    {" : "\n    {");
+  puts_(t, "\"node\": ");
+  put_string(t, d->node);
+  puts_(t, ", \"scope\": ");
+  put_string(t, d->scope);
+  putf(t, ", \"kind\": \"%s\", \"value\": %d, \"outcome\": \"%s\"}", d->kind, (int)d->value, d->outcome);
+  return t->failed ? gl_fail(g->error, GL_ERROR_MEMORY, "capture: out of memory") : GL_OK;
+}
+
+gl_status gl_capture_segment(gl_graph *g, int segment) {
+  gl_capture *c = g->capture;
+  if (!(g->capture_flags & GL_CAPTURE_SEGMENTS) || c->truncated) return GL_OK;
+  const segment_spec *seg = &g->spec->segments[segment];
+  uint64_t need = 0;
+  for (int i = 0; i < seg->arg_count; ++i) {
+    const arg_spec *arg = &g->spec->args[seg->args[i]];
+    if (arg->kind == KIND_NDARRAY && arg->written) need += g->values[seg->args[i]].nbytes;
+  }
+  if (g->capture_limit > 0 && c->segment_bytes + need > g->capture_limit) {
+    c->truncated = 1;
+    return GL_OK;
+  }
+  char sub[64], path[4200];
+  snprintf(sub, sizeof sub, "segments/%04d", c->order);
+  snprintf(path, sizeof path, "%s/%s", c->dir, sub);
+  gl_status made = make_dir(g, path);
+  if (made != GL_OK) return made;
+  text *t = &c->segments;
+  puts_(t, c->order ? ",\n    {" : "\n    {");
+  putf(t, "\"order\": %d, \"segment\": %d, \"graph\": ", c->order, segment);
+  put_string(t, seg->name);
+  puts_(t, ", \"outputs\": {");
+  int first = 1;
+  for (int i = 0; i < seg->arg_count; ++i) {
+    int a = seg->args[i];
+    const arg_spec *arg = &g->spec->args[a];
+    int repeated = 0;
+    for (int j = 0; j < i; ++j) repeated |= seg->args[j] == a;
+    if (arg->kind != KIND_NDARRAY || !arg->written || repeated) continue;
+    gl_status s = write_arg(g, a, sub, &c->segment_bytes);
+    if (s != GL_OK) return s;
+    puts_(t, first ? "" : ", ");
+    first = 0;
+    put_string(t, arg->name);
+    puts_(t, ": ");
+    char rel[300];
+    snprintf(rel, sizeof rel, "%s/%s.npy", sub, arg->name);
+    put_string(t, rel);
+  }
+  puts_(t, "}}");
+  ++c->order;
+  return t->failed ? gl_fail(g->error, GL_ERROR_MEMORY, "capture: out of memory") : GL_OK;
+}
+
+static void put_files(text *t, gl_graph *g, const char *sub, int arrays_only) {
+  int first = 1;
+  puts_(t, "{");
+  for (int a = 0; a < g->spec->arg_count; ++a) {
+    const arg_spec *arg = &g->spec->args[a];
+    if (arrays_only && arg->kind != KIND_NDARRAY) continue;
+    puts_(t, first ? "" : ", ");
+    first = 0;
+    put_string(t, arg->name);
+    puts_(t, ": ");
+    char rel[300];
+    snprintf(rel, sizeof rel, "%s/%s.npy", sub, arg->name);
+    put_string(t, rel);
+  }
+  puts_(t, "}");
+}
+
+gl_status gl_capture_end(gl_graph *g) {
+  gl_capture *c = g->capture;
+  gl_module *m = g->module;
+  gl_status s = GL_OK;
+  for (int a = 0; a < g->spec->arg_count && s == GL_OK; ++a)
+    if (g->spec->args[a].kind == KIND_NDARRAY) s = write_arg(g, a, "outputs", NULL);
+  if (s != GL_OK) {
+    gl_capture_abandon(g);
+    return s;
+  }
+  text t = {0};
+  puts_(&t, "{\n  \"format\": \"graphlab.capture/1\",\n  \"graph\": ");
+  put_string(&t, g->spec->name);
+  putf(&t, ",\n  \"manifest_sha256\": \"%s\",\n  \"module\": ", m->manifest_sha256);
+  put_string(&t, m->module_name);
+  puts_(&t, ",\n  \"platform\": {\"arch\": ");
+  put_string(&t, m->arch);
+  putf(&t, ", \"device\": \"%s\", \"driver\": \"\", \"taichi_c_api_version\": %u, \"graphlab_version\": ",
+       m->ti_arch == TI_ARCH_X64 ? "cpu" : "", (unsigned)ti_get_version());
+  put_string(&t, m->graphlab_version);
+  puts_(&t, "},\n  \"dims\": {");
+  int dims = 0;
+  for (int a = 0; a < g->spec->arg_count; ++a)
+    for (int d = 0; d < g->spec->args[a].ndim; ++d) {
+      const char *dim = g->spec->args[a].dim[d];
+      int seen = 0;
+      for (int b = 0; b < a && dim != NULL; ++b)
+        for (int e = 0; e < g->spec->args[b].ndim; ++e)
+          seen |= g->spec->args[b].dim[e] != NULL && strcmp(g->spec->args[b].dim[e], dim) == 0;
+      for (int e = 0; e < d && dim != NULL; ++e)
+        seen |= g->spec->args[a].dim[e] != NULL && strcmp(g->spec->args[a].dim[e], dim) == 0;
+      if (dim == NULL || seen) continue;
+      puts_(&t, dims++ ? ", " : "");
+      put_string(&t, dim);
+      putf(&t, ": %lld", (long long)g->values[a].shape[d]);
+    }
+  puts_(&t, "},\n  \"inputs\": ");
+  put_files(&t, g, "inputs", 0);
+  puts_(&t, ",\n  \"decisions\": [");
+  if (c->decisions.len) put(&t, c->decisions.data, c->decisions.len);
+  puts_(&t, c->decision_count ? "\n  ],\n  \"segments\": [" : "],\n  \"segments\": [");
+  if (c->segments.len) put(&t, c->segments.data, c->segments.len);
+  puts_(&t, c->order ? "\n  ],\n  \"outputs\": " : "],\n  \"outputs\": ");
+  put_files(&t, g, "outputs", 1);
+  putf(&t, ",\n  \"limit_bytes\": %llu,\n  \"truncated\": %s\n}\n", (unsigned long long)g->capture_limit,
+       c->truncated ? "true" : "false");
+  if (t.failed) s = gl_fail(g->error, GL_ERROR_MEMORY, "capture: out of memory");
+  char tmp[4200], final[4200];
+  snprintf(tmp, sizeof tmp, "%s/.capture.json.tmp", c->dir);
+  snprintf(final, sizeof final, "%s/capture.json", c->dir);
+  if (s == GL_OK) {
+    FILE *f = fopen(tmp, "wb");
+    int ok = f != NULL && fwrite(t.data, 1, t.len, f) == t.len;
+    ok = f != NULL && fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, final) != 0)
+      s = gl_fail(g->error, GL_ERROR_IO, "capture: cannot write %s (%s)", final, strerror(errno));
+  }
+  free(t.data);
+  if (s == GL_OK) snprintf(g->last_capture, sizeof g->last_capture, "%s", c->dir);
+  gl_capture_abandon(g);
+  return s;
+}
+
+void gl_capture_abandon(gl_graph *g) {
+  if (g->capture == NULL) return;
+  free(g->capture->decisions.data);
+  free(g->capture->segments.data);
+  free(g->capture);
+  g->capture = NULL;
+}
