@@ -11,11 +11,11 @@ import importlib.util
 import sys
 from typing import Any
 
-from graphlab import (
-    export,  # a package you call: gl.export(g, "out/mpm88", arch="vulkan")
-    uses,  # noqa: F401  (fills Graph.validate/compile/debug/...: see graphlab.uses)
-)
+from graphlab import export  # a package you call: gl.export(g, "out/mpm88", arch="vulkan")
 from graphlab._version import __version__
+from graphlab.conveniences import Graph
+from graphlab.conveniences import load as _load
+from graphlab.conveniences import loads as _loads
 from graphlab.diagnostics import Diagnostic
 from graphlab.errors import (
     GraphError,
@@ -28,10 +28,8 @@ from graphlab.errors import (
     StaleGraphError,
     ToolMissingError,
 )
-from graphlab.graph import Graph, SequenceBuilder
+from graphlab.graph import SequenceBuilder
 from graphlab.graphdata import GraphChange
-from graphlab.graphfile import load as _load
-from graphlab.graphfile import loads as _loads
 from graphlab.kernels import KernelInfo, KernelRegistry, Param, kernel_info
 from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
 from graphlab.spec import Arg

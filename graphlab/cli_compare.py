@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from graphlab.cli_commands import load_kernel_module
+from graphlab.conveniences import load
 from graphlab.errors import GraphlabError
-from graphlab.graphfile import load
 from graphlab.sizes import dims_problem, resolve_sizes
 from graphlab.spec import NUMPY_DTYPES
 

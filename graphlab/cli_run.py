@@ -20,8 +20,8 @@ import numpy as np
 
 from graphlab.cli_commands import load_kernel_module
 from graphlab.cli_compare import given_start_values, parse_dims
+from graphlab.conveniences import load
 from graphlab.errors import GraphlabError, OutOfBoundsError
-from graphlab.graphfile import load
 
 
 def register(sub: Any) -> None:

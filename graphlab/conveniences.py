@@ -1,51 +1,69 @@
-"""A graph's convenience methods: validate, compile, run, debug, render, save, to_code.
+"""The public :class:`graphlab.Graph`: the model's graph plus the uses users love.
 
-Users love ``g.validate()`` and ``g.run()``; the work lives in layers above the model (analysis,
-the Taichi runtime, the debugger), which the model must not import. So :class:`GraphConveniences`
-only forwards each call to :data:`USES`, filled by :mod:`graphlab.uses` (the one module allowed to
-reach up) when ``import graphlab`` runs. The methods' documentation and examples live here.
+``g.validate()``, ``g.check()``, ``g.compile()``, ``g.run()``, ``g.debug()``, ``g.render()``,
+``g.save()``, ``g.to_code()``, ``g.memory_plan()`` and ``g.dataflow()`` are work of the layers above
+the model (analysis, the Taichi runtime, the debugger, the exporter), which the model must not
+import. So the model's :class:`graphlab.graph.Graph` is plain data with its editing API, and the
+public ``graphlab.Graph`` is this subclass, defined above every layer it calls (the way networkx
+keeps its algorithms off ``nx.Graph``): each method imports what it needs and calls it. Nothing is
+registered at import time. The light layers are imported at the top; the compiler, the debugger and
+the exporter pull in Taichi, so they load when called and ``import graphlab`` stays light.
+
+:func:`load` and :func:`loads` read a graph file into this class; :func:`module_runner` is the
+exported module as the other side of ``dbg.compare(folder)``, built here, where both the debugger
+and the exporter (siblings that must not import each other) can be seen.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import networkx as nx
 
-from graphlab.errors import GraphError
-from graphlab.graphdata import GraphData
+from graphlab import check as _check
+from graphlab import codegen, dataflow, graphfile, memory, render
+from graphlab.graph import Graph as GraphModel
+from graphlab.kernels import KernelSource
 
 if TYPE_CHECKING:
     from graphlab.boundscheck import Bounds
     from graphlab.compiled import CompiledGraph
     from graphlab.debug.session import DebugSession
     from graphlab.diagnostics import Diagnostic
-    from graphlab.graph import Graph
+    from graphlab.export.module_runner import ModuleRunner
     from graphlab.memory import MemoryPlan
-    from graphlab.uses import Uses
-
-
-#: What the convenience methods (validate, compile, debug, render, save, to_code) call: set by
-#: :mod:`graphlab.uses` when ``import graphlab`` runs, so the model imports nothing above it.
-USES: Uses | None = None
-
-
-def _uses() -> Uses:
-    if USES is None:  # only when graphlab.conveniences was loaded without its package (never by import)
-        raise GraphError("graphlab.uses is not loaded: import graphlab before using a graph's methods")
-    return USES
 
 
 AccessSource = Literal["auto", "vulkan", "ast"]
 RenderView = Literal["program", "dataflow", "unrolled"]
 
 
-class GraphConveniences(GraphData):
-    """The uses of a graph (see :class:`graphlab.Graph`), each forwarded to :data:`USES`."""
+class Graph(GraphModel):
+    """A compute graph of Taichi kernels over symbolic args (``graphlab.Graph``).
 
-    def _graph(self) -> Graph:
-        return cast("Graph", self)  # graphlab.Graph is the one class that mixes this in
+    Building, editing and reading come from the model (:class:`graphlab.graph.Graph`); the methods
+    defined here validate, compile, run, debug, render and save it, each calling the module that
+    owns the work.
+
+    Examples
+    --------
+    >>> import graphlab as gl
+    >>> g = gl.Graph("update")
+    >>> x = g.ndarray("x", "f32", ndim=1)
+    >>> x.describe()
+    'ndarray f32, ndim=1'
+    """
+
+    def __init__(self, name: str = "graph") -> None:
+        super().__init__(name)
+        #: What :meth:`run` compiled, with the graph version it was compiled at (kept here, not in the model).
+        self._compiled: tuple[int, CompiledGraph] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The model's state without the compiled graph (Taichi's handles cannot be pickled)."""
+        return {**super().__getstate__(), "_compiled": None}
 
     def validate(self, *, target: str | None = None, access: AccessSource = "auto") -> list[Diagnostic]:
         """Every problem found, as located diagnostics (see :mod:`graphlab.check`).
@@ -79,7 +97,7 @@ class GraphConveniences(GraphData):
         >>> g.validate()
         []
         """
-        return _uses().validate(self._graph(), target=target, access=access)
+        return _check.validate(self, target=target, access=access)
 
     def check(self, *, target: str | None = None, access: AccessSource = "auto") -> None:
         """Raise :class:`GraphError` listing the errors :meth:`validate` finds.
@@ -106,11 +124,11 @@ class GraphConveniences(GraphData):
           GL001 error at saxpy [y]: parameter 'y' (ndarray f32, ndim=1) is unbound
           (fix: bind it: g.rebind('saxpy', 'y', arg))
         """
-        _uses().check(self._graph(), target=target, access=access)
+        _check.check(self, target=target, access=access)
 
     def memory_plan(self, **shapes: Any) -> MemoryPlan:
         """Bytes, lifetimes and shared storage slots of the buffers (see :mod:`graphlab.memory`)."""
-        return _uses().memory_plan(self._graph(), **shapes)
+        return memory.memory_plan(self, **shapes)
 
     def render(self, *, view: RenderView = "program", highlight: str | None = None, **options: Any) -> Any:
         """A ``graphviz.Digraph`` of the graph (see :mod:`graphlab.render`).
@@ -157,14 +175,14 @@ class GraphConveniences(GraphData):
             fill -> saxpy
         }
         """
-        return _uses().render(self._graph(), view=view, highlight=highlight, **options)
+        return render.render(self, view=view, highlight=highlight, **options)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return _uses().mimebundle(self._graph())
+        return render.mimebundle(self)
 
     def dataflow(self, *, access: AccessSource = "auto") -> nx.DiGraph:
         """The read/write data-flow graph (see :mod:`graphlab.dataflow`)."""
-        return _uses().dataflow(self._graph(), access=access)
+        return dataflow.dataflow_graph(self, access=access)
 
     def compile(self) -> CompiledGraph:
         """Check the graph and build a real ``ti.graph`` CompiledGraph for the current Taichi runtime.
@@ -194,7 +212,9 @@ class GraphConveniences(GraphData):
         >>> xs
         array([0.5, 0.5, 0.5], dtype=float32)
         """
-        return _uses().compile(self._graph())
+        from graphlab.compiled import compile_graph  # import cost: Taichi
+
+        return compile_graph(self)
 
     def run(self, values: Mapping[str, Any] | None = None, /, *, bounds: Bounds = "trust", **kwargs: Any) -> None:
         """Compile once (per edit and Taichi runtime) and run with checked values.
@@ -247,11 +267,10 @@ class GraphConveniences(GraphData):
         graphlab.errors.GraphRunError: run(): arg 'y' has shape (3,), so dim 'n' = 3, but arg 'x' set
           'n' = 4; arrays sharing a dim must agree (Taichi would index out of bounds)
         """
-        compiled = self._cache.get("compiled")
-        if compiled is None or not compiled.is_current():
-            compiled = self.compile()
-            self._cache["compiled"] = compiled
-        compiled.run(values, bounds=bounds, **kwargs)
+        kept = self._compiled
+        if kept is None or kept[0] != self.version or not kept[1].is_current():
+            kept = self._compiled = (self.version, self.compile())
+        kept[1].run(values, bounds=bounds, **kwargs)
 
     def debug(self, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> DebugSession:
         """A step debugger over this graph and these run values (see :mod:`graphlab.debug.session`).
@@ -295,7 +314,10 @@ class GraphConveniences(GraphData):
         >>> dbg.continue_().reason, ys
         ('end', array([6., 6., 6., 6.], dtype=float32))
         """
-        return _uses().debug(self._graph(), values, **kwargs)
+        from graphlab.debug.session import DebugSession  # import cost: Taichi
+
+        kwargs.setdefault("module_runner", module_runner)  # compare(folder): the exporter runs the module
+        return DebugSession(self, values, **kwargs)
 
     def save(self, path: Any) -> None:
         """Write the graph file (JSON, ``graphlab.graph/1``) atomically.
@@ -325,11 +347,11 @@ class GraphConveniences(GraphData):
         >>> gl.load(path, kernels=[fill]).to_dict() == g.to_dict()
         True
         """
-        _uses().save(self._graph(), path)
+        graphfile.save(self, path)
 
     def to_dict(self) -> dict[str, Any]:
         """The graph file's content as a dict."""
-        return _uses().to_dict(self._graph())
+        return graphfile.to_dict(self)
 
     def to_code(self) -> str:
         """The equivalent plain ``ti.graph`` Python code.
@@ -370,4 +392,22 @@ class GraphConveniences(GraphData):
         >>> xt.to_numpy()
         array([4., 4.], dtype=float32)
         """
-        return _uses().to_code(self._graph())
+        return codegen.to_code(self)
+
+
+def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
+    """A graph file read into a :class:`Graph` (see :func:`graphlab.graphfile.load`)."""
+    return graphfile.load(path, kernels=kernels, graph_type=Graph)
+
+
+def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) -> Graph:
+    """Graph file text read into a :class:`Graph` (see :func:`graphlab.graphfile.loads`)."""
+    return graphfile.loads(text, kernels=kernels, file=file, graph_type=Graph)
+
+
+def module_runner(folder: Any, graph: GraphModel, start: Mapping[str, Any]) -> ModuleRunner:
+    """An exported module as the other side of ``dbg.compare(folder)``: built here, where both the
+    debugger and the exporter (siblings that must not import each other) can be seen."""
+    from graphlab.export.module_runner import ModuleRunner  # import cost: Taichi's C runtime
+
+    return ModuleRunner(folder, graph, start)

@@ -15,7 +15,7 @@ Importing this module imports Taichi (not ``import graphlab``). It must not use
 
 import taichi as ti
 
-from graphlab.graph import Graph
+from graphlab.conveniences import Graph
 
 __all__ = ["count_down", "demo_graph", "fill", "saxpy"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import taichi as ti
 
 from graphlab.bridge.runtime import new_ndarray
-from graphlab.graph import Graph
+from graphlab.conveniences import Graph
 
 _COUNTER = itertools.count(1)
 

@@ -3,8 +3,9 @@
 The model is plain data. Every edit goes through a method here, keeps the structure consistent
 (names unique, references resolvable, no sequence inside itself) or raises, bumps ``version`` and
 notifies observers. What a graph *means* (do bindings fit, what reads what) is answered by the
-functions in :mod:`graphlab.check`, :mod:`graphlab.dataflow` and friends; the methods that
-compile, render or save only delegate (:mod:`graphlab.conveniences`).
+functions in :mod:`graphlab.check`, :mod:`graphlab.dataflow` and friends. This class knows none
+of them: the public ``graphlab.Graph`` (:mod:`graphlab.conveniences`) adds the methods that
+validate, compile, run, render and save it.
 
 This module holds the building and editing API (dispatch, sequence, cond, loop, insert, move,
 group...); :class:`Graph` takes its reading API from :mod:`graphlab.graphdata`, its arg declarations
@@ -20,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
-from graphlab.conveniences import GraphConveniences
 from graphlab.errors import GraphError, KernelError
 from graphlab.graphargs import GraphArgs
 from graphlab.kernels import KernelInfo, kernel_info
@@ -67,13 +67,13 @@ class SequenceBuilder:
         return f"<sequence {self.name!r} at {self.id!r}>"
 
 
-class Graph(GraphArgs, GraphConveniences):
+class Graph(GraphArgs):
     """A compute graph of Taichi kernels over symbolic args.
 
-    Its API comes in parts: reading, undo and observers (:class:`graphlab.graphdata.GraphData`),
-    declaring args (:class:`graphlab.graphargs.GraphArgs`), building and editing nodes (here) and the
-    convenience methods that validate, run, debug, render and save it
-    (:class:`graphlab.conveniences.GraphConveniences`).
+    The model: reading, undo and observers (:class:`graphlab.graphdata.GraphData`), declaring args
+    (:class:`graphlab.graphargs.GraphArgs`), building and editing nodes (here). Users make the
+    public ``graphlab.Graph`` (:class:`graphlab.conveniences.Graph`), which adds the methods that
+    validate, run, debug, render and save it.
 
     Examples
     --------

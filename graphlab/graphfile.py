@@ -20,7 +20,7 @@ import json
 import os
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from graphlab.errors import GraphError, GraphFileError, KernelError
 from graphlab.fileio import FileTooLargeError, atomic_write_text, read_limited
@@ -40,6 +40,7 @@ from graphlab.nodes import Cond, Dispatch, Loop
 from graphlab.spec import Arg
 
 FORMAT = "graphlab.graph/1"
+G = TypeVar("G", bound=Graph)  # the class a graph file is read into
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_NAME = 200
 
@@ -116,8 +117,14 @@ def _node_dict(node: Any) -> dict[str, Any]:
 # --- loading -------------------------------------------------------------------------------------
 
 
-def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
-    """Load a graph file; kernels resolve only from ``kernels`` (a module, dict, list or registry)."""
+@overload
+def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph: ...
+@overload
+def load(path: str | os.PathLike[str], *, kernels: KernelSource, graph_type: type[G]) -> G: ...
+def load(path: str | os.PathLike[str], *, kernels: KernelSource, graph_type: type[Graph] = Graph) -> Graph:
+    """Load a graph file; kernels resolve only from ``kernels`` (a module, dict, list or registry).
+
+    ``graph_type`` is the class made (the public :class:`graphlab.Graph` passes itself)."""
     if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
         raise GraphFileError(f"path={shown(path)}: give the graph file's path as a str or pathlib.Path")
     file = str(path)
@@ -126,7 +133,7 @@ def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
             f"the path holds a NUL character at index {file.index(chr(0))}; no file name can",
             file=file.replace("\0", "\\0"),
         )
-    return loads(read_graph_file(path, file=file), kernels=kernels, file=file)
+    return loads(read_graph_file(path, file=file), kernels=kernels, file=file, graph_type=graph_type)
 
 
 def read_graph_file(source: str | os.PathLike[str] | int, *, file: str) -> bytes:
@@ -143,8 +150,14 @@ def read_graph_file(source: str | os.PathLike[str] | int, *, file: str) -> bytes
         raise GraphFileError(f"cannot read the file: {exc.strerror or exc}", file=file) from exc
 
 
-def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) -> Graph:
-    """Load a graph from JSON text."""
+@overload
+def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) -> Graph: ...
+@overload
+def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None, graph_type: type[G]) -> G: ...
+def loads(
+    text: str | bytes, *, kernels: KernelSource, file: str | None = None, graph_type: type[Graph] = Graph
+) -> Graph:
+    """Load a graph from JSON text (into a ``graph_type``, as for :func:`load`)."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise GraphFileError(f"expected the file's text as str or bytes, got {type(text).__name__}", file=file)
     try:
@@ -163,7 +176,7 @@ def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) 
     except KernelError as exc:
         raise GraphFileError(f"kernels= argument: {exc}", file=file) from exc
     try:
-        return _Reader(file, registry).graph(data)
+        return _Reader(file, registry, graph_type).graph(data)
     except RecursionError:  # a backstop: the walk is bounded by MAX_NESTING (see _Reader.referenced)
         raise GraphFileError(
             f"nested too deeply to load; graphlab allows sequences {MAX_NESTING} deep", file=file
@@ -177,9 +190,10 @@ def _reject_constant(name: str) -> Any:
 class _Reader:
     """Walks the parsed JSON with typed accessors that know their JSON path."""
 
-    def __init__(self, file: str | None, registry: KernelRegistry) -> None:
+    def __init__(self, file: str | None, registry: KernelRegistry, graph_type: type[Graph]) -> None:
         self.file = file
         self.registry = registry
+        self.graph_type = graph_type
 
     def fail(self, path: str, message: str) -> GraphFileError:
         return GraphFileError(message, file=self.file, json_path=path)
@@ -217,7 +231,7 @@ class _Reader:
         fmt = self.field(data, "format", "$", str)
         if fmt != FORMAT:
             raise self.fail("$.format", f"unsupported format {fmt!r}; this graphlab reads {FORMAT!r}")
-        graph = self.guard("$.name", lambda: Graph(self.field(data, "name", "$", str)))
+        graph = self.guard("$.name", lambda: self.graph_type(self.field(data, "name", "$", str)))
         for i, item in enumerate(self.items(data, "args", "$")):
             arg = self.guard(f"$.args[{i}]", partial(self.arg, item, f"$.args[{i}]"))
             self.guard(f"$.args[{i}]", partial(graph.declare, arg))

@@ -2,8 +2,7 @@
 
 graphlab.graph holds the model and nothing else: a name defined elsewhere (Step, GraphSize,
 too_many_dispatches, GraphChange, GraphState, MAX_REPEAT...) is imported from its own module, never
-through graphlab.graph. graphlab.carry re-exports the payload and child-run names; the convenience
-methods forward through graphlab.conveniences.USES, which ``import graphlab`` fills.
+through graphlab.graph. graphlab.carry re-exports the payload and child-run names.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import inspect
 
 import graphlab
-from graphlab import carry, childrun, conveniences, graph, graphargs, graphdata, payload, unroll
+from graphlab import carry, childrun, graph, graphargs, graphdata, payload, unroll
 
 
 def test_graph_does_not_re_export_names_of_other_modules():
@@ -25,16 +24,14 @@ def test_graph_does_not_re_export_names_of_other_modules():
 
 def test_graph_is_made_of_its_parts_and_keeps_its_public_methods():
     assert issubclass(graph.Graph, graphargs.GraphArgs)
-    assert issubclass(graph.Graph, conveniences.GraphConveniences)
     for name in ("ndarray", "declare", "steps", "size", "step_count", "node", "validate", "run", "to_code"):
         assert callable(getattr(graphlab.Graph, name)), name
     assert list(inspect.signature(graphlab.Graph.steps).parameters) == ["self"]
 
 
-def test_import_graphlab_wires_the_convenience_methods():
-    assert conveniences.USES is not None
+def test_the_public_graph_saves_itself():
     g = graphlab.Graph("g")
-    assert g.to_dict()["name"] == "g"  # forwarded to graphlab.graphfile through USES
+    assert g.to_dict()["name"] == "g"
 
 
 def test_carry_re_exports_payload_and_child_run_names():

@@ -15,7 +15,8 @@ branch or loop iteration count, that is the divergence, reported as such.
 
 An exported module (:func:`compare_module`) runs a whole graph per call in Taichi's C runtime, so it
 is compared at the end of the run, then narrowed through a debug variant with one module graph per
-dispatch (:mod:`graphlab.export.module_runner`, given to the session by :mod:`graphlab.uses`).
+dispatch (:mod:`graphlab.export.module_runner`, given to the session by
+:func:`graphlab.conveniences.module_runner`).
 """
 
 from __future__ import annotations

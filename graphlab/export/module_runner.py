@@ -7,8 +7,8 @@ same arch and CPU threads as the deployed one, from the same kernels. Running th
 the C runtime, in the order of the notebook's steps, gives the state after every dispatch.
 
 The search itself is the debugger's (:mod:`graphlab.debug.compare`); this module only runs module
-graphs on numpy values. It is reached through :mod:`graphlab.uses`, since the debugger and the
-exporter are sibling layers that do not import each other.
+graphs on numpy values. It is reached through :func:`graphlab.conveniences.module_runner`, since the
+debugger and the exporter are sibling layers that do not import each other.
 """
 
 from __future__ import annotations
