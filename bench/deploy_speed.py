@@ -35,8 +35,8 @@ import numpy as np
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
-from graphlab.export.verify import run_host, run_python
+from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
+from graphlab.deploy.verify import run_host, run_python
 
 ARCHS = {"cpu": "x64", "cuda": "cuda", "vulkan": "vulkan"}
 

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 import taichi as ti
 
-from graphlab.examples import load_taichi_example
+from graphlab.api.examples import load_taichi_example
 
 
 @pytest.fixture

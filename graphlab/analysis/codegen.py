@@ -1,6 +1,6 @@
 """``Graph.to_code``: the equivalent plain ``ti.graph`` Python, for users who want to leave graphlab.
 
-The code builds the same GraphBuilder that :mod:`graphlab.compiled` builds: top-level dispatches,
+The code builds the same GraphBuilder that :mod:`graphlab.run.compiled` builds: top-level dispatches,
 one Sequential per sequence appended ``repeat`` times, nested sequences unrolled in their parent.
 Kernels are imported from their modules; kernels defined in a notebook (``__main__``) are expected
 in the namespace that runs the code.
@@ -14,13 +14,13 @@ from __future__ import annotations
 import keyword
 from typing import TYPE_CHECKING
 
-from graphlab.errors import GraphError
-from graphlab.names import check_name, shown
-from graphlab.nodes import Dispatch, SequenceUse
+from graphlab.core.errors import GraphError
+from graphlab.core.names import check_name, shown
+from graphlab.model.nodes import Dispatch, SequenceUse
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
-    from graphlab.spec import Arg
+    from graphlab.core.spec import Arg
+    from graphlab.model.graph import Graph
 
 _KIND = {
     "scalar": "SCALAR",

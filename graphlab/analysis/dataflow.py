@@ -1,7 +1,7 @@
 """Who reads and who writes each buffer, as facts and as a networkx graph.
 
 The facts combine the graph's bindings with each kernel's per-parameter access (from Taichi's
-SPIR-V code generator where Vulkan runs, else from the kernel's source; see :mod:`graphlab.access`).
+SPIR-V code generator where Vulkan runs, else from the kernel's source; see :mod:`graphlab.kernelfacts.access`).
 
 Two views:
 
@@ -14,7 +14,7 @@ Two views:
 - :attr:`DataflowFacts.trace`: the program with each sequence use expanded at most twice (enough to
   see every dependency carried from one repetition to the next), which the role and memory rules walk.
 
-A dispatch whose kernel writes a buffer before reading it (:class:`graphlab.access.FirstAccess`)
+A dispatch whose kernel writes a buffer before reading it (:class:`graphlab.kernelfacts.access.FirstAccess`)
 does not depend on the buffer's previous writer through a read: it is ordered after it only as
 write-after-write.
 """
@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from graphlab.access import AccessFlag, AccessReport, FirstAccess, kernels_access
-from graphlab.access_order import first_from_flags
-from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
+from graphlab.kernelfacts.access import AccessFlag, AccessReport, FirstAccess, kernels_access
+from graphlab.kernelfacts.access_order import first_from_flags
+from graphlab.model.nodes import Cond, Dispatch, Loop, SequenceUse, children
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
-#: Short names for the flags of :class:`graphlab.access.AccessFlag` (its values are Taichi's).
+#: Short names for the flags of :class:`graphlab.kernelfacts.access.AccessFlag` (its values are Taichi's).
 READ, WRITE = AccessFlag.READ, AccessFlag.WRITE
 _READ_BIT, _WRITE_BIT = int(READ), int(WRITE)
 _READ_OR_WRITE = _READ_BIT | _WRITE_BIT
@@ -96,9 +96,7 @@ class DataflowFacts:
         return index
 
 
-def kernel_accesses(
-    graph: Graph, access: str = "auto"
-) -> tuple[dict[str, dict[str, AccessFlag]], dict[str, str]]:
+def kernel_accesses(graph: Graph, access: str = "auto") -> tuple[dict[str, dict[str, AccessFlag]], dict[str, str]]:
     """Per-kernel parameter access for every kernel the graph dispatches, and which source answered."""
     reports = kernel_reports(graph, access)
     flags = {ref: dict(report) for ref, report in reports.items()}
@@ -106,7 +104,7 @@ def kernel_accesses(
 
 
 def kernel_reports(graph: Graph, access: str = "auto") -> dict[str, AccessReport]:
-    """The :class:`~graphlab.access.AccessReport` of every kernel the graph dispatches, by ref.
+    """The :class:`~graphlab.kernelfacts.access.AccessReport` of every kernel the graph dispatches, by ref.
 
     Open annotations (``ti.types.ndarray(ndim=1)``) are compiled with the spec of the first arg
     bound to them, so Taichi's compiler sees the types the graph will really pass.

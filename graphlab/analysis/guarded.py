@@ -1,22 +1,22 @@
 """Which buffers a guarded loop must copy aside to be able to go back (no Taichi import: the CLI's
 export path reads this too).
 
-A ``guarded`` while loop (:mod:`graphlab.plan`) saves what its body may write before each group of
-``check_every`` iterations; Taichi's own access flags per dispatch (:mod:`graphlab.dataflow`) say
+A ``guarded`` while loop (:mod:`graphlab.model.plan`) saves what its body may write before each group of
+``check_every`` iterations; Taichi's own access flags per dispatch (:mod:`graphlab.analysis.dataflow`) say
 what that is, so a buffer the body only reads costs nothing. ``run()`` copies them with
-:mod:`graphlab.rollback`; an export lists them in the manifest for ``gl.load_module`` and the C host.
+:mod:`graphlab.run.rollback`; an export lists them in the manifest for ``gl.load_module`` and the C host.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphlab.access_ast import AccessFlag
-from graphlab.dataflow import dataflow_facts
-from graphlab.plan import Iterate, Plan
+from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.kernelfacts.access_ast import AccessFlag
+from graphlab.model.plan import Iterate, Plan
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["guarded_writes"]
 

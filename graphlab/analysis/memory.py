@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from graphlab.dataflow import dataflow_facts
-from graphlab.errors import GraphError, GraphRunError
-from graphlab.spec import DTYPE_BYTES, Arg, numel
+from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.core.errors import GraphError, GraphRunError
+from graphlab.core.spec import DTYPE_BYTES, Arg, numel
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 @dataclass(frozen=True)

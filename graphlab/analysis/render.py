@@ -5,7 +5,7 @@ Three views:
 - ``program`` (default): dispatches in sequences drawn as clusters labelled with their repeat count
   (a sequence repeated 2,500 times is drawn once), args as their own shape labelled short, name and
   numpy-style type (``x  f32[n,2]``; undeclared dims are the bounds read from the kernels' loops,
-  ``f32[≥n]``, see :mod:`graphlab.shape_facts`), with the full declaration in the tooltip, as a
+  ``f32[≥n]``, see :mod:`graphlab.kernelfacts.shape_facts`), with the full declaration in the tooltip, as a
   dispatch's bindings are in its tooltip,
   edges for reads (arg -> dispatch) and writes (dispatch -> arg), told apart by colour and arrow
   (``R x`` / ``W x`` / ``RW x`` in the edge's tooltip: text on every edge cluttered the drawing and
@@ -15,7 +15,7 @@ Three views:
 - ``unrolled``: every step of the unrolled program in order (refused past ``max_steps``).
 
 Nodes with diagnostics are coloured, with the messages as tooltips. A dispatch whose kernel draws random
-numbers (``ti.random``, :mod:`graphlab.kernel_effects`) is marked: a ``ti.random`` line in its label and
+numbers (``ti.random``, :mod:`graphlab.kernelfacts.effects`) is marked: a ``ti.random`` line in its label and
 cut corners (``diagonals``), in every view, so the step that makes runs differ shows at a glance. SVG
 node ids are the graphlab node ids (``substep/p2g``, ``arg:x``), which the widget uses to map clicks
 back to the model.
@@ -36,20 +36,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphlab.access import AccessFlag
-from graphlab.check import validate
-from graphlab.dataflow import dataflow_facts, dataflow_graph
-from graphlab.errors import GraphError, ToolMissingError
-from graphlab.kernel_effects import kernel_effects
-from graphlab.nodes import Cond, Dispatch, Loop, children
-from graphlab.render_text import arg_declaration, dispatch_tooltip, short_type
-from graphlab.shape_facts import graph_shape_relations, inferred_shapes
+from graphlab.analysis.check import validate
+from graphlab.analysis.dataflow import dataflow_facts, dataflow_graph
+from graphlab.analysis.render_text import arg_declaration, dispatch_tooltip, short_type
+from graphlab.core.errors import GraphError, ToolMissingError
+from graphlab.kernelfacts.access import AccessFlag
+from graphlab.kernelfacts.effects import kernel_effects
+from graphlab.kernelfacts.shape_facts import graph_shape_relations, inferred_shapes
+from graphlab.model.nodes import Cond, Dispatch, Loop, children
 
 if TYPE_CHECKING:
     import graphviz
 
-    from graphlab.diagnostics import Diagnostic
-    from graphlab.graph import Graph
+    from graphlab.core.diagnostics import Diagnostic
+    from graphlab.model.graph import Graph
 
 SEVERITY_COLOURS = {"error": "#d62728", "warning": "#ff7f0e", "info": "#1f77b4"}
 #: Past this many nodes the rest of a body is folded into one node: program order ranks dispatches one

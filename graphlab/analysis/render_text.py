@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from graphlab.access import AccessFlag
-from graphlab.spec import element_label
+from graphlab.core.spec import element_label
+from graphlab.kernelfacts.access import AccessFlag
 
 if TYPE_CHECKING:
-    from graphlab.dataflow import DataflowFacts
-    from graphlab.nodes import Dispatch
-    from graphlab.spec import Arg
+    from graphlab.analysis.dataflow import DataflowFacts
+    from graphlab.core.spec import Arg
+    from graphlab.model.nodes import Dispatch
 
 _ACCESS_WORDS = {AccessFlag.READ: "reads", AccessFlag.WRITE: "writes", AccessFlag.READ_WRITE: "reads and writes"}
 

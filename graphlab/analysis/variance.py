@@ -1,7 +1,7 @@
 """Which buffers may differ from one run of a graph to the next, and what in the graph makes them.
 
 Two runs of one graph on the same inputs give other bits only for a reason found in its kernels
-(:mod:`graphlab.kernel_effects`): a random draw, a float atomic add into a shared cell, or a race.
+(:mod:`graphlab.kernelfacts.effects`): a random draw, a float atomic add into a shared cell, or a race.
 Each taints the buffer it writes, and every buffer computed from a tainted one (a dispatch reading
 it taints what it writes). The debugger, ``compare`` and ``gl.verify`` use the causes to say why a
 buffer differs ("dispatch 'init' draws random numbers") instead of blaming "run-to-run noise", and
@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Literal
 
 import networkx as nx
 
-from graphlab.access import AccessFlag
-from graphlab.dataflow import dataflow_facts
-from graphlab.kernel_effects import graph_effects
-from graphlab.spec import is_float
+from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.core.spec import is_float
+from graphlab.kernelfacts.access import AccessFlag
+from graphlab.kernelfacts.effects import graph_effects
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["Cause", "CauseKind", "buffer_causes", "causes_from_data", "causes_to_data"]
 

@@ -1,12 +1,12 @@
 """Three small kernels, and a graph of them, that the examples in graphlab's docstrings use.
 
 Taichi compiles a kernel from its source file, so a kernel cannot be defined inside a doctest; the
-docstrings of :class:`graphlab.Graph`, :func:`graphlab.export`, the debugger and friends use these
+docstrings of :class:`graphlab.Graph`, :func:`graphlab.deploy`, the debugger and friends use these
 instead. The repository's ``conftest.py`` puts them (with ``ti``, ``np`` and ``gl``) into the doctest
 namespace on a one-thread ``ti.cpu`` runtime; to run an example yourself, import them::
 
     import numpy as np, taichi as ti, graphlab as gl
-    from graphlab.doc_kernels import count_down, demo_graph, fill, saxpy
+    from graphlab.api.doc_kernels import count_down, demo_graph, fill, saxpy
     ti.init(arch=ti.cpu, cpu_max_num_threads=1)
 
 Importing this module imports Taichi (not ``import graphlab``). It must not use
@@ -15,7 +15,7 @@ Importing this module imports Taichi (not ``import graphlab``). It must not use
 
 import taichi as ti
 
-from graphlab.conveniences import Graph
+from graphlab.api.graph import Graph
 
 __all__ = ["count_down", "demo_graph", "fill", "saxpy"]
 

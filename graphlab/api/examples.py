@@ -16,8 +16,8 @@ from typing import Any
 
 import taichi as ti
 
+from graphlab.api.graph import Graph
 from graphlab.bridge.runtime import new_ndarray
-from graphlab.conveniences import Graph
 
 _COUNTER = itertools.count(1)
 

@@ -3,7 +3,7 @@
 ``g.validate()``, ``g.check()``, ``g.compile()``, ``g.run()``, ``g.debug()``, ``g.render()``,
 ``g.save()``, ``g.to_code()``, ``g.memory_plan()`` and ``g.dataflow()`` are work of the layers above
 the model (analysis, the Taichi runtime, the debugger, the exporter), which the model must not
-import. So the model's :class:`graphlab.graph.Graph` is plain data with its editing API, and the
+import. So the model's :class:`graphlab.model.graph.Graph` is plain data with its editing API, and the
 public ``graphlab.Graph`` is this subclass, defined above every layer it calls (the way networkx
 keeps its algorithms off ``nx.Graph``): each method imports what it needs and calls it. Nothing is
 registered at import time. The light layers are imported at the top; the compiler, the debugger and
@@ -22,18 +22,19 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import networkx as nx
 
-from graphlab import check as _check
-from graphlab import codegen, dataflow, graphfile, memory, render
-from graphlab.graph import Graph as GraphModel
-from graphlab.kernels import KernelSource
+from graphlab.analysis import check as _check
+from graphlab.analysis import codegen, dataflow, memory, render
+from graphlab.model import graphfile
+from graphlab.model.graph import Graph as GraphModel
+from graphlab.model.kernels import KernelSource
 
 if TYPE_CHECKING:
-    from graphlab.boundscheck import Bounds
-    from graphlab.compiled import CompiledGraph
+    from graphlab.analysis.memory import MemoryPlan
+    from graphlab.core.diagnostics import Diagnostic
     from graphlab.debug.session import DebugSession
-    from graphlab.diagnostics import Diagnostic
-    from graphlab.export.module_runner import ModuleRunner
-    from graphlab.memory import MemoryPlan
+    from graphlab.deploy.module_runner import ModuleRunner
+    from graphlab.run.boundscheck import Bounds
+    from graphlab.run.compiled import CompiledGraph
 
 
 AccessSource = Literal["auto", "vulkan", "ast"]
@@ -43,7 +44,7 @@ RenderView = Literal["program", "dataflow", "unrolled"]
 class Graph(GraphModel):
     """A compute graph of Taichi kernels over symbolic args (``graphlab.Graph``).
 
-    Building, editing and reading come from the model (:class:`graphlab.graph.Graph`); the methods
+    Building, editing and reading come from the model (:class:`graphlab.model.graph.Graph`); the methods
     defined here validate, compile, run, debug, render and save it, each calling the module that
     owns the work.
 
@@ -66,7 +67,7 @@ class Graph(GraphModel):
         return {**super().__getstate__(), "_compiled": None}
 
     def validate(self, *, target: str | None = None, access: AccessSource = "auto") -> list[Diagnostic]:
-        """Every problem found, as located diagnostics (see :mod:`graphlab.check`).
+        """Every problem found, as located diagnostics (see :mod:`graphlab.analysis.check`).
 
         ``target`` adds what an export target cannot take; ``access`` picks where read/write facts
         come from (``"vulkan"``: Taichi's compiler, ``"ast"``: the source, ``"auto"``: the first that works).
@@ -120,18 +121,18 @@ class Graph(GraphModel):
         >>> g.check()  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
           ...
-        graphlab.errors.GraphError: graph 'demo' has 1 error(s):
+        graphlab.core.errors.GraphError: graph 'demo' has 1 error(s):
           GL001 error at saxpy [y]: parameter 'y' (ndarray f32, ndim=1) is unbound
           (fix: bind it: g.rebind('saxpy', 'y', arg))
         """
         _check.check(self, target=target, access=access)
 
     def memory_plan(self, **shapes: Any) -> MemoryPlan:
-        """Bytes, lifetimes and shared storage slots of the buffers (see :mod:`graphlab.memory`)."""
+        """Bytes, lifetimes and shared storage slots of the buffers (see :mod:`graphlab.analysis.memory`)."""
         return memory.memory_plan(self, **shapes)
 
     def render(self, *, view: RenderView = "program", highlight: str | None = None, **options: Any) -> Any:
-        """A ``graphviz.Digraph`` of the graph (see :mod:`graphlab.render`).
+        """A ``graphviz.Digraph`` of the graph (see :mod:`graphlab.analysis.render`).
 
         A notebook shows the graph itself drawn (``_repr_mimebundle_``); this gives the drawing to
         save or restyle.
@@ -144,7 +145,7 @@ class Graph(GraphModel):
         highlight
             A node id to outline.
         **options
-            ``diagnostics``, ``max_steps``, ``access``: see :func:`graphlab.render.render`.
+            ``diagnostics``, ``max_steps``, ``access``: see :func:`graphlab.analysis.render.render`.
 
         Returns
         -------
@@ -181,7 +182,7 @@ class Graph(GraphModel):
         return render.mimebundle(self)
 
     def dataflow(self, *, access: AccessSource = "auto") -> nx.DiGraph:
-        """The read/write data-flow graph (see :mod:`graphlab.dataflow`)."""
+        """The read/write data-flow graph (see :mod:`graphlab.analysis.dataflow`)."""
         return dataflow.dataflow_graph(self, access=access)
 
     def compile(self) -> CompiledGraph:
@@ -212,7 +213,7 @@ class Graph(GraphModel):
         >>> xs
         array([0.5, 0.5, 0.5], dtype=float32)
         """
-        from graphlab.compiled import compile_graph  # import cost: Taichi
+        from graphlab.run.compiled import compile_graph  # import cost: Taichi
 
         return compile_graph(self)
 
@@ -264,7 +265,7 @@ class Graph(GraphModel):
         ... # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
           ...
-        graphlab.errors.GraphRunError: run(): arg 'y' has shape (3,), so dim 'n' = 3, but arg 'x' set
+        graphlab.core.errors.GraphRunError: run(): arg 'y' has shape (3,), so dim 'n' = 3, but arg 'x' set
           'n' = 4; arrays sharing a dim must agree (Taichi would index out of bounds)
         """
         kept = self._compiled
@@ -376,7 +377,7 @@ class Graph(GraphModel):
         >>> code = g.to_code()
         >>> print(code)
         import taichi as ti
-        from graphlab.doc_kernels import fill
+        from graphlab.api.doc_kernels import fill
         <BLANKLINE>
         sym_x = ti.graph.Arg(ti.graph.ArgKind.NDARRAY, 'x', dtype=ti.f32, ndim=1)
         sym_value = ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'value', dtype=ti.f32)
@@ -396,18 +397,18 @@ class Graph(GraphModel):
 
 
 def load(path: str | os.PathLike[str], *, kernels: KernelSource) -> Graph:
-    """A graph file read into a :class:`Graph` (see :func:`graphlab.graphfile.load`)."""
+    """A graph file read into a :class:`Graph` (see :func:`graphlab.model.graphfile.load`)."""
     return graphfile.load(path, kernels=kernels, graph_type=Graph)
 
 
 def loads(text: str | bytes, *, kernels: KernelSource, file: str | None = None) -> Graph:
-    """Graph file text read into a :class:`Graph` (see :func:`graphlab.graphfile.loads`)."""
+    """Graph file text read into a :class:`Graph` (see :func:`graphlab.model.graphfile.loads`)."""
     return graphfile.loads(text, kernels=kernels, file=file, graph_type=Graph)
 
 
 def module_runner(folder: Any, graph: GraphModel, start: Mapping[str, Any]) -> ModuleRunner:
     """An exported module as the other side of ``dbg.compare(folder)``: built here, where both the
     debugger and the exporter (siblings that must not import each other) can be seen."""
-    from graphlab.export.module_runner import ModuleRunner  # import cost: Taichi's C runtime
+    from graphlab.deploy.module_runner import ModuleRunner  # import cost: Taichi's C runtime
 
     return ModuleRunner(folder, graph, start)

@@ -13,8 +13,8 @@ What cannot be carried (a field, an ndarray, any live object, a closure cell) is
 :class:`CarryError` that names the kernel, the global and the fix.
 
 This module is the parent's side: it collects what each kernel needs. The payload records and
-their rebuilding in the child are :mod:`graphlab.payload`'s, running the child is
-:mod:`graphlab.childrun`'s; their public names are re-exported here.
+their rebuilding in the child are :mod:`graphlab.child.payload`'s, running the child is
+:mod:`graphlab.child.process`'s; their public names are re-exported here.
 
 Examples
 --------
@@ -46,8 +46,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from graphlab.bridge import is_class_kernel, is_taichi_function, is_wrapped_kernel, python_function
-from graphlab.childrun import ChildRunError, run_child
-from graphlab.payload import (
+from graphlab.child.payload import (
     Binding,
     CarriedSource,
     CarryError,
@@ -59,6 +58,7 @@ from graphlab.payload import (
     resolve,
     source_digest,
 )
+from graphlab.child.process import ChildRunError, run_child
 
 __all__ = [
     "Binding",
@@ -241,8 +241,10 @@ class _Carrier:
             )
         ref, qualname = kernel_ref(kernel), kernel.__qualname__
         if is_class_kernel(kernel):
-            raise CarryError(f"kernel {ref}: a method of a @ti.data_oriented class cannot be carried; "
-                             "make it a module-level @ti.kernel")
+            raise CarryError(
+                f"kernel {ref}: a method of a @ti.data_oriented class cannot be carried; "
+                "make it a module-level @ti.kernel"
+            )
         if "<locals>" in qualname:
             raise CarryError(
                 f"kernel {ref} is defined inside a function; define it at the top level of a module "
@@ -304,8 +306,9 @@ class _Carrier:
         if isinstance(value, types.ModuleType):
             mref = _module_ref(value)
             if mref is None:
-                raise CarryError(f"{where}, the module {value.__name__} that has no file; import a module "
-                                 "that lives in a file")
+                raise CarryError(
+                    f"{where}, the module {value.__name__} that has no file; import a module that lives in a file"
+                )
             self.modules.setdefault(mref.name, mref)
             ns.bindings[gname] = Binding(gname, mref.name)
             return

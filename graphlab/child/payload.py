@@ -3,7 +3,7 @@
 A :class:`KernelPayload` is plain JSON data: the modules the child imports (:class:`ModuleRef`),
 the source carried from notebook cells or ``__main__`` (:class:`CarriedSource`) and, per kernel,
 where it lives in the child and the digest of its source (:class:`KernelEntry`). The parent builds
-one with :func:`graphlab.carry.carry_kernels`; the child calls :func:`load_kernels`, which imports
+one with :func:`graphlab.child.carry.carry_kernels`; the child calls :func:`load_kernels`, which imports
 the modules, executes only the carried source, and refuses a kernel whose source changed since.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from graphlab.bridge import is_wrapped_kernel, python_function
-from graphlab.errors import KernelError
+from graphlab.core.errors import KernelError
 
 __all__ = [
     "Binding",

@@ -2,7 +2,7 @@
 
 graphlab runs Taichi work in child processes: Taichi allows one arch per ``ti.init`` and one
 ``ti.aot.Module`` per init, and a crash in Taichi must not kill the notebook. This module knows
-nothing of kernels: :mod:`graphlab.carry` records how a child gets kernels back, and the function
+nothing of kernels: :mod:`graphlab.child.carry` records how a child gets kernels back, and the function
 run here rebuilds them (``carry.load_kernels``).
 """
 
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphlab.errors import GraphlabError
-from graphlab.leftovers import scratch_prefix
-from graphlab.parentwatch import child_env, watch_parent
+from graphlab.core.errors import GraphlabError
+from graphlab.core.leftovers import scratch_prefix
+from graphlab.core.parentwatch import child_env, watch_parent
 
 __all__ = ["ChildRunError", "run_child"]
 
@@ -34,7 +34,7 @@ class ChildRunError(GraphlabError, RuntimeError):
         self.child_type = child_type
 
 
-_BOOT = "import sys; from graphlab.childrun import _child_main; sys.exit(_child_main(sys.argv[1:]))"
+_BOOT = "import sys; from graphlab.child.process import _child_main; sys.exit(_child_main(sys.argv[1:]))"
 
 
 def run_child(
@@ -49,8 +49,8 @@ def run_child(
     The function gets the request (JSON data) plus ``"workdir"``, a scratch folder deleted
     afterwards, and returns JSON data. The child shares nothing with this process: a Taichi crash
     or a second ``ti.init`` there cannot hurt the notebook. ``sys_path`` entries are importable there.
-    The child dies with this process (:mod:`graphlab.parentwatch`), and a scratch folder a killed
-    process left is deleted by the next call (:mod:`graphlab.leftovers`).
+    The child dies with this process (:mod:`graphlab.core.parentwatch`), and a scratch folder a killed
+    process left is deleted by the next call (:mod:`graphlab.core.leftovers`).
 
     Raises
     ------

@@ -10,9 +10,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from graphlab import cli_commands, cli_compare, cli_run
 from graphlab._version import __version__
-from graphlab.errors import GraphlabError
+from graphlab.cli import commands as cli_commands
+from graphlab.cli import compare as cli_compare
+from graphlab.cli import run as cli_run
+from graphlab.core.errors import GraphlabError
 
 
 def build_parser() -> argparse.ArgumentParser:

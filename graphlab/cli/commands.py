@@ -16,16 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.check import rule_table, validate
-from graphlab.check.rules_targets import TARGETS
-from graphlab.errors import GraphlabError
-from graphlab.export.exporter import export
-from graphlab.export.manifest import read_manifest
-from graphlab.graphfile import load
-from graphlab.names import check_dim_size, name_problem, shown
-from graphlab.render import write
+from graphlab.analysis.check import rule_table, validate
+from graphlab.analysis.check.rules_targets import TARGETS
+from graphlab.analysis.render import write
+from graphlab.core.errors import GraphlabError
+from graphlab.core.names import check_dim_size, name_problem, shown
+from graphlab.deploy.exporter import export
+from graphlab.deploy.manifest import read_manifest
+from graphlab.model.graphfile import load
 
-#: What ``graphlab render -o`` can write (graphlab.render.write), by suffix.
+#: What ``graphlab render -o`` can write (graphlab.analysis.render.write), by suffix.
 DRAWING_SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".gv")
 
 
@@ -257,7 +257,7 @@ def _check_verify_options(args: argparse.Namespace) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Print the verification table; 0 identical or within run-to-run noise, 1 when an output differs."""
-    from graphlab.export.verify import make_inputs, verify  # import cost: Taichi
+    from graphlab.deploy.verify import make_inputs, verify  # import cost: Taichi
 
     _check_verify_options(args)
     inputs = {}

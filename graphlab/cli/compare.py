@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.cli_commands import load_kernel_module
-from graphlab.conveniences import load
-from graphlab.errors import GraphlabError
-from graphlab.sizes import dims_problem, resolve_sizes
-from graphlab.spec import NUMPY_DTYPES
+from graphlab.api.graph import load
+from graphlab.cli.commands import load_kernel_module
+from graphlab.core.errors import GraphlabError
+from graphlab.core.spec import NUMPY_DTYPES
+from graphlab.model.sizes import dims_problem, resolve_sizes
 
 ARCHS = ("x64", "arm64", "cuda", "vulkan", "metal", "opengl")  # graphlab.debug.compare.ARCHS; that imports Taichi
 
@@ -80,7 +80,7 @@ def _given(path: str | None) -> dict[str, np.ndarray]:
 def start_values(graph: Any, given: Mapping[str, np.ndarray], dims: Mapping[str, int], seed: int) -> dict[str, Any]:
     """Run values: the given arrays, else seeded random floats / zero ints for ndarrays sized by ``--dim``.
 
-    Dims and temps follow :func:`graphlab.sizes.resolve_sizes` (as ``graphlab export --dim`` and
+    Dims and temps follow :func:`graphlab.model.sizes.resolve_sizes` (as ``graphlab export --dim`` and
     ``g.run()`` do): the arrays given set dims, ``--dim`` adds the others (temps sized only by a dim
     included), and a temp nothing sizes is refused here, naming the ``--dim`` to give.
     """

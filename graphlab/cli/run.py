@@ -1,6 +1,6 @@
 """``graphlab run FILE --kernels MODULE --bounds check``: run a graph file once, its indices checked first.
 
-The command-line side of ``g.run(..., bounds="check")`` (:mod:`graphlab.boundscheck`): start values
+The command-line side of ``g.run(..., bounds="check")`` (:mod:`graphlab.run.boundscheck`): start values
 from ``--values`` (a numpy ``.npz``, one array per arg) or generated from ``--dim`` sizes as
 ``graphlab compare`` makes them, then one run on x64. With ``--bounds check`` the graph first runs
 in a child under Taichi's bounds checks; ``--bounds trust`` (the default, as for ``g.run``) runs it
@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.cli_commands import load_kernel_module
-from graphlab.cli_compare import given_start_values, parse_dims
-from graphlab.conveniences import load
-from graphlab.errors import GraphlabError, OutOfBoundsError
+from graphlab.api.graph import load
+from graphlab.cli.commands import load_kernel_module
+from graphlab.cli.compare import given_start_values, parse_dims
+from graphlab.core.errors import GraphlabError, OutOfBoundsError
 
 
 def register(sub: Any) -> None:

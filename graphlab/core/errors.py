@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphlab.diagnostics import Diagnostic
+    from graphlab.core.diagnostics import Diagnostic
 
 
 class GraphlabError(Exception):

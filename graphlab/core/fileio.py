@@ -10,9 +10,9 @@ What a plain ``tempfile.mkstemp`` + rename gets wrong, and this does not:
 - a symlink stays a link: the file it points to is replaced (atomically), not the link;
 - the temporary name is short (``.<first 32 characters>.<host>-<pid>-<12 hex>.tmp``), so a target
   whose name is close to the 255-byte NAME_MAX still saves; it names the process that wrote it, so
-  the next save into the folder deletes what a killed process left (:mod:`graphlab.leftovers`);
+  the next save into the folder deletes what a killed process left (:mod:`graphlab.core.leftovers`);
 - a full or read-only file system, a missing permission or a file size limit gives a
-  :class:`~graphlab.errors.FileWriteError` naming the file and the fix, not a raw OSError.
+  :class:`~graphlab.core.errors.FileWriteError` naming the file and the fix, not a raw OSError.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from graphlab.errors import FileWriteError
-from graphlab.leftovers import owner_tag, remove_stale
+from graphlab.core.errors import FileWriteError
+from graphlab.core.leftovers import owner_tag, remove_stale
 
 __all__ = ["FileTooLargeError", "atomic_write_text", "read_limited", "write_error", "write_fix"]
 

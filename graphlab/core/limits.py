@@ -2,7 +2,7 @@
 
 What the model accepts, a saved graph file must load, and the reverse: so both ask the functions
 here instead of keeping their own numbers. Names and dim sizes have their own module
-(:mod:`graphlab.names`); this one holds the rest:
+(:mod:`graphlab.core.names`); this one holds the rest:
 
 - :data:`MAX_NDIM`: axes of an ndarray or texture (Taichi's graph args go up to this).
 - :data:`MAX_ELEMENT_AXES` and :data:`MAX_ELEMENT_DIM`: a vector ``(n,)`` or a matrix ``(n, m)``

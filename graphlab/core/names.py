@@ -14,7 +14,7 @@ never being Python names, may be keywords.
 
 C keywords are allowed: the generated host writes names only inside C string literals (the
 ``ARGS``, ``GRAPHS``, ``SEGMENTS``, ``OPS`` and ``DIM_DEFAULTS`` tables), never as C identifiers,
-and :func:`graphlab.export.hostgen.c_string_literal` escapes them anyway. Names that a user's own
+and :func:`graphlab.deploy.hostgen.c_string_literal` escapes them anyway. Names that a user's own
 host would find awkward (``int``, ``main``, ``ti_*``) are diagnosed by the GL016 rule instead.
 
 A dim size is an int from 0 to :data:`MAX_DIM_SIZE` (``TiNdShape.dims`` in Taichi's C API are
@@ -26,7 +26,7 @@ shape and element size) must fit the host's ``int64_t`` element count (:data:`MA
 >>> check_name("n\\n", "dim")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-graphlab.errors.GraphError: dim name 'n\\n' is not a valid identifier (character '\\n' at index 1 is not ...
+graphlab.core.errors.GraphError: dim name 'n\\n' is not a valid identifier (character '\\n' at index 1 is not ...
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import re
 from collections.abc import Sequence
 from typing import cast
 
-from graphlab.errors import GraphError
+from graphlab.core.errors import GraphError
 
 __all__ = [
     "MAX_BUFFER_BYTES",
@@ -96,7 +96,7 @@ def name_problem(value: object, *, node: bool = False) -> str | None:
     for index, char in enumerate(stem):
         if char not in _ALLOWED:
             return f"character {char!r} at index {index} is not an ASCII letter, digit or '_'"
-    return f"{shown(value[len(stem):])} is not a '#<digits>' suffix of 1 to 9 digits"
+    return f"{shown(value[len(stem) :])} is not a '#<digits>' suffix of 1 to 9 digits"
 
 
 def check_name(value: object, what: str, *, error: type[Exception] = GraphError) -> str:

@@ -1,7 +1,7 @@
 """How deep things may nest: sequences in a graph, and containers in the JSON files graphlab reads.
 
-The model (:mod:`graphlab.graph`), the graph file loader (:mod:`graphlab.graphfile`) and the
-manifest reader (:mod:`graphlab.export.manifest`) share these numbers, so what the model holds
+The model (:mod:`graphlab.model.graph`), the graph file loader (:mod:`graphlab.model.graphfile`) and the
+manifest reader (:mod:`graphlab.deploy.manifest`) share these numbers, so what the model holds
 saves and loads back, and no file can make a reader recurse until Python gives up.
 
 - :data:`MAX_NESTING` (32): sequences on one chain of containment (a sequence used inside a

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from graphlab.errors import GraphError
-from graphlab.limits import MAX_NDIM as MAX_NDIM  # re-exported: the limit has always been importable here
-from graphlab.limits import element_shape_problem, fmt_problem, ndim_problem
-from graphlab.names import check_dim_size, check_name, name_problem, shown
+from graphlab.core.errors import GraphError
+from graphlab.core.limits import MAX_NDIM as MAX_NDIM  # re-exported: the limit has always been importable here
+from graphlab.core.limits import element_shape_problem, fmt_problem, ndim_problem
+from graphlab.core.names import check_dim_size, check_name, name_problem, shown
 
 ArgKind = Literal["scalar", "ndarray", "matrix", "texture", "rw_texture"]
 Role = Literal["input", "output", "state", "temp"]
@@ -66,7 +66,7 @@ class Arg:
             raise GraphError(f"arg {self.name!r}: dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
         if self.kind in ("scalar", "ndarray", "matrix") and self.dtype is None:
             raise GraphError(f"arg {self.name!r}: a {self.kind} needs a dtype")
-        # the graph file loader asks the same functions (graphlab.limits): what is built here, loads
+        # the graph file loader asks the same functions (graphlab.core.limits): what is built here, loads
         problem = ndim_problem(self.ndim) or element_shape_problem(self.element_shape)
         problem = problem or fmt_problem(self.kind, self.fmt)
         if problem is not None:

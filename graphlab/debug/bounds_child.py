@@ -1,4 +1,4 @@
-"""The child process of a checked run (``bounds="check"``, :mod:`graphlab.boundscheck`): what runs there.
+"""The child process of a checked run (``bounds="check"``, :mod:`graphlab.run.boundscheck`): what runs there.
 
 A fresh process, so that ``ti.init(debug=True)`` (Taichi's bounds checks, on the CPU backend only) does
 not replace the notebook's runtime, and a crash there cannot take the notebook with it. It rebuilds the kernels
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.carry import load_kernels
-from graphlab.graphfile import loads
+from graphlab.child.carry import load_kernels
+from graphlab.model.graphfile import loads
 
 
 def run_checked(request: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,15 +26,15 @@ from typing import Any
 import numpy as np
 import taichi as ti
 
+from graphlab.analysis.dataflow import assume_access
 from graphlab.bridge.runtime import current_arch, new_ndarray
-from graphlab.carry import load_kernels
-from graphlab.compiled import CompiledGraph, compile_graph
-from graphlab.dataflow import assume_access
+from graphlab.child.carry import load_kernels
+from graphlab.core.parentwatch import watch_parent
 from graphlab.debug.compare_sides import ALIASES, side_state
 from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.session import DebugOptions, DebugSession
-from graphlab.graphfile import loads
-from graphlab.parentwatch import watch_parent
+from graphlab.model.graphfile import loads
+from graphlab.run.compiled import CompiledGraph, compile_graph
 
 
 def start_values(graph: Any, folder: Path) -> dict[str, Any]:
@@ -146,7 +146,7 @@ class _Server:
 def main(argv: Sequence[str]) -> int:
     """Serve commands from fd ``argv[0]``, answer on fd ``argv[1]``, until ``quit`` or end of input.
 
-    The process dies with its parent (:mod:`graphlab.parentwatch`), even in the middle of a command.
+    The process dies with its parent (:mod:`graphlab.core.parentwatch`), even in the middle of a command.
     """
     watch_parent()
     # the search goes back and forth on purpose; a random dispatch is reported as the divergence itself

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.carry import load_kernels, run_child
-from graphlab.graphfile import loads
-from graphlab.variance import buffer_causes, causes_to_data
+from graphlab.analysis.variance import buffer_causes, causes_to_data
+from graphlab.child.carry import load_kernels, run_child
+from graphlab.model.graphfile import loads
 
 KILL_AT_ENV = "GRAPHLAB_CHILD_KILL_AT"
 #: Device capabilities a Vulkan module needs for args of these dtypes (none are assumed by default).
@@ -85,7 +85,7 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
     Request: ``payload`` (carried kernels), ``graphs`` ({file name: graph file text}), ``arch``,
     ``threads``, ``caps``, ``module_dir``, ``tcm`` (a path or None), ``progress`` (a path).
     """
-    from graphlab.compiled import compile_graph  # import cost: Taichi, loaded in the child only
+    from graphlab.run.compiled import compile_graph  # import cost: Taichi, loaded in the child only
 
     progress = ProgressFile(request.get("progress"))
     progress("kernels", 0.15)
@@ -110,7 +110,7 @@ def export_module(request: Mapping[str, Any]) -> dict[str, Any]:
             module.add_graph(segment.name, c.segment_graph(segment.id))
             module_graphs[graph.name].append(segment.name)
     if request.get("textures"):
-        from graphlab.export.texture_kernels import copy_graphs  # import cost: Taichi, loaded in the child only
+        from graphlab.deploy.texture_kernels import copy_graphs  # import cost: Taichi, loaded in the child only
 
         for name, graph in copy_graphs({(fmt, int(ndim)) for fmt, ndim in request["textures"]}).items():
             module.add_graph(name, graph)
@@ -157,7 +157,7 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
     ``--time`` does: the first alone (it includes one-off work), then the mean of the others.
     """
     from graphlab.bridge.runtime import new_ndarray, sync  # import cost: Taichi
-    from graphlab.compiled import compile_graph  # import cost: Taichi, loaded in the child only
+    from graphlab.run.compiled import compile_graph  # import cost: Taichi, loaded in the child only
 
     kernels = load_kernels(request["payload"])
     arch = _init(request["arch"], request.get("threads"))
@@ -171,7 +171,7 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
             causes.setdefault(name, []).extend(c for c in listed if c not in causes[name])
     formats: dict[str, str] = dict(request.get("textures") or {})
     if formats:
-        from graphlab.export.texture_kernels import read_texture, write_texture  # import cost: Taichi
+        from graphlab.deploy.texture_kernels import read_texture, write_texture  # import cost: Taichi
     values: dict[str, Any] = {}
     for path in sorted(Path(request["inputs_dir"]).glob("*.npy")):
         array = np.load(path)

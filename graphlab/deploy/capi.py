@@ -1,8 +1,8 @@
 """What Taichi 1.7.4's C-API can take, declared once for everything that talks to it.
 
-The ctypes runner (:mod:`graphlab.export.cruntime`, :mod:`graphlab.export.capi_ctypes`), the export checks
-(:func:`graphlab.export.exporter.check_c_runtime`) and the C host generator
-(:mod:`graphlab.export.hostgen`) all refuse the same scalars and pass them the same way; they read
+The ctypes runner (:mod:`graphlab.deploy.cruntime`, :mod:`graphlab.deploy.capi_ctypes`), the export checks
+(:func:`graphlab.deploy.exporter.check_c_runtime`) and the C host generator
+(:mod:`graphlab.deploy.hostgen`) all refuse the same scalars and pass them the same way; they read
 these tables rather than keeping copies that could drift apart.
 """
 
@@ -30,7 +30,7 @@ TI_DATA_TYPE = {"f16": 0, "f32": 1, "f64": 2, "i8": 3, "i16": 4, "i32": 5, "i64"
 #: ``TiArgumentType`` values (C-API 1.7).
 ARG_I32, ARG_F32, ARG_NDARRAY, ARG_TEXTURE, ARG_SCALAR, ARG_TENSOR = 0, 1, 2, 3, 4, 5
 #: ``TiFormat`` of taichi/taichi_core.h (C-API 1.7), for the texel formats an export can pass
-#: (:data:`graphlab.texels.TEXEL_CHANNELS`).
+#: (:data:`graphlab.bridge.texture_formats.TEXEL_CHANNELS`).
 TI_FORMAT = {"r8": 1, "rg8": 2, "rgba8": 3, "r16": 13, "rg16": 14, "rgba16": 16, "r16f": 25, "rg16f": 26,
              "rgba16f": 28, "r32f": 37, "rg32f": 38, "rgba32f": 40}  # fmt: skip
 #: How a scalar of each dtype crosses the 1.7.4 C-API: I32/F32 for 32-bit values; SCALAR takes only
@@ -39,4 +39,3 @@ TI_FORMAT = {"r8": 1, "rg8": 2, "rgba8": 3, "r16": 13, "rg16": 14, "rgba16": 16,
 SCALAR_PASSING = {"f32": ARG_F32, "i32": ARG_I32, "i16": ARG_SCALAR, "u16": ARG_SCALAR}
 #: The scalar dtypes the C-API can pass, in the order messages list them.
 C_SCALARS = tuple(SCALAR_PASSING)
-

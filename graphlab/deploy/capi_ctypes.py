@@ -1,11 +1,11 @@
 """Taichi 1.7.4's C library through :mod:`ctypes`: its structs and signatures, loading it, device memory.
 
-The structs mirror ``taichi/taichi_core.h`` (C-API 1.7; ``tests/test_cruntime.py`` compares their
+The structs mirror ``taichi/taichi_core.h`` (C-API 1.7; ``tests/deploy/test_cruntime.py`` compares their
 sizes and offsets with the header's, compiled by gcc). :func:`c_api` loads ``libtaichi_c_api.so``
 from the taichi wheel once per process, located with :func:`importlib.util.find_spec` so taichi
 is never imported; :meth:`CApi.call` follows every call with ``ti_get_last_error``. :class:`Memory`
 allocates a runtime's buffers and copies numpy arrays in and out of them. The enum values these
-calls take are in :mod:`graphlab.export.capi`; :mod:`graphlab.export.cruntime` runs modules with all this.
+calls take are in :mod:`graphlab.deploy.capi`; :mod:`graphlab.deploy.cruntime` runs modules with all this.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.errors import GraphlabError
-from graphlab.export.errors import CRuntimeError
+from graphlab.core.errors import GraphlabError
+from graphlab.deploy.errors import CRuntimeError
 
 __all__ = [
     "Buffer",

@@ -1,7 +1,7 @@
 """Control flow in an exported module: a graph's plan as ``manifest.json`` records it.
 
 A graph with conditionals or loops runs as several segments with host-side decisions between them
-(:mod:`graphlab.plan`, the one plan type). Exported, each segment is one compute graph of the AOT
+(:mod:`graphlab.model.plan`, the one plan type). Exported, each segment is one compute graph of the AOT
 module, and the manifest keeps the plan's tree as JSON::
 
     {"op": "segment", "graph": "poisson_seg0", "args": ["u", "f", "u_new", "tol", "flag"]}
@@ -14,8 +14,8 @@ guarded one also has ``"guarded": true`` and ``"saves"``, the args its body may 
 copies aside before each group of k iterations and back before replaying the last one.
 
 A graph without control flow stays one module graph named after it and has no tree (``control``
-absent). Reading a manifest (:mod:`graphlab.export.manifest`) gives the same plan ops back, segments
-numbered in program order as :func:`graphlab.plan.build_plan` numbers them, so ``gl.load_module``
+absent). Reading a manifest (:mod:`graphlab.deploy.manifest`) gives the same plan ops back, segments
+numbered in program order as :func:`graphlab.model.plan.build_plan` numbers them, so ``gl.load_module``
 runs them with the plan's own cursor and the generated C host's table is made from them.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from graphlab.plan import Branch, ControlEvent, Iterate, Op, Plan, Repeat, Segment
+from graphlab.model.plan import Branch, ControlEvent, Iterate, Op, Plan, Repeat, Segment
 
 __all__ = [
     "EVENT_RE",
@@ -42,7 +42,7 @@ def plan_to_json(
 ) -> list[dict[str, Any]] | None:
     """The plan's tree as ``manifest.json`` records it (None without control flow); each segment lists
     the args it binds, in the order of ``order`` (the module's arg order); ``saves`` gives each guarded
-    loop's saved args by node id (:func:`graphlab.rollback.guarded_writes`)."""
+    loop's saved args by node id (:func:`graphlab.run.rollback.guarded_writes`)."""
     if not plan.control:
         return None
     return _ops_json(plan.body, order, saves or {})

@@ -4,7 +4,7 @@ A module that ``gl.export`` wrote is meant for a C host. Running it here through
 (``libtaichi_c_api.so`` from the taichi wheel, bound with :mod:`ctypes`) shows that the shipped
 files compute what the notebook computed, with no Taichi Python frontend in the loop: taichi is
 located with :func:`importlib.util.find_spec` and never imported. The C library's structs, its
-loading and device memory are in :mod:`graphlab.export.capi_ctypes`; this module checks values and runs graphs.
+loading and device memory are in :mod:`graphlab.deploy.capi_ctypes`; this module checks values and runs graphs.
 
 A graph with conditionals or loops runs as the manifest's control tree: its segments launched in
 turn, its flags read on the host between them; ``graph.last_events`` then tells the branches taken
@@ -34,9 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.aotfiles import MODULE_FILES
-from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
-from graphlab.export.capi import (
+from graphlab.bridge.aot_files import MODULE_FILES
+from graphlab.bridge.texture_formats import TEXTURE_KINDS, texel_format
+from graphlab.core.errors import GraphlabError, GraphRunError, ToolMissingError
+from graphlab.core.names import check_dim_size, shown
+from graphlab.core.spec import DTYPE_BYTES, Arg
+from graphlab.deploy.capi import (
     ARG_F32,
     ARG_I32,
     ARG_NDARRAY,
@@ -46,10 +49,10 @@ from graphlab.export.capi import (
     TI_ARCH,
     TI_DATA_TYPE,
 )
-from graphlab.export.capi_ctypes import Buffer, CApi, Memory, TiNamedArgument, c_api
-from graphlab.export.cruntime_textures import Images, check_texels, texture_formats
-from graphlab.export.errors import UnknownGraphError
-from graphlab.export.manifest import (
+from graphlab.deploy.capi_ctypes import Buffer, CApi, Memory, TiNamedArgument, c_api
+from graphlab.deploy.cruntime_textures import Images, check_texels, texture_formats
+from graphlab.deploy.errors import UnknownGraphError
+from graphlab.deploy.manifest import (
     MANIFEST_FORMAT,
     GraphSpec,
     Manifest,
@@ -57,14 +60,11 @@ from graphlab.export.manifest import (
     module_folder,
     read_manifest,
 )
-from graphlab.export.seal import check_files
-from graphlab.names import check_dim_size, shown
-from graphlab.plan import ControlEvent, Iterate, Segment, run_plan
-from graphlab.runvalues import Problem, array_problem, dims_problem, number_problem, numpy_dtype
-from graphlab.shape_facts import first_violation
-from graphlab.sizes import dim_names, resolve_sizes
-from graphlab.spec import DTYPE_BYTES, Arg
-from graphlab.texels import TEXTURE_KINDS, texel_format
+from graphlab.deploy.seal import check_files
+from graphlab.kernelfacts.shape_facts import first_violation
+from graphlab.model.plan import ControlEvent, Iterate, Segment, run_plan
+from graphlab.model.sizes import dim_names, resolve_sizes
+from graphlab.run.values import Problem, array_problem, dims_problem, number_problem, numpy_dtype
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -89,7 +89,7 @@ def check_module_files(manifest: Manifest, c_api_version: int) -> None:
     """Refuse a module folder that would crash or mislead the C runtime, before it is loaded.
 
     ``module/`` must hold what the arch's loader reads, every file in ``files`` must be there with
-    its recorded sha256 (and every file of ``module/`` listed: :func:`~graphlab.export.seal.check_files`),
+    its recorded sha256 (and every file of ``module/`` listed: :func:`~graphlab.deploy.seal.check_files`),
     and the module must come from the runtime's Taichi minor version (1.7.x modules load only into
     a 1.7.x runtime).
     """
@@ -142,10 +142,8 @@ def _mismatch(graph: GraphSpec, arg: Arg, problem: Problem, note: str = "") -> G
     return _fail(graph, arg, f"expected {problem.want}, got {problem.got}; {problem.fix}{note}")
 
 
-def _check_array(
-    graph: GraphSpec, arg: Arg, value: Any, dims: dict[str, int], owners: dict[str, str]
-) -> np.ndarray:
-    """A numpy value for an ndarray arg, checked as ``run`` checks one (:mod:`graphlab.runvalues`)."""
+def _check_array(graph: GraphSpec, arg: Arg, value: Any, dims: dict[str, int], owners: dict[str, str]) -> np.ndarray:
+    """A numpy value for an ndarray arg, checked as ``run`` checks one (:mod:`graphlab.run.values`)."""
     if not isinstance(value, np.ndarray):
         want = numpy_dtype(arg)
         raise _fail(graph, arg, f"expected a numpy array of {want}, got {type(value).__name__}; pass np.asarray(...)")
@@ -197,7 +195,7 @@ def bind_values(
     """Check ``values`` against a graph of the manifest; raise GraphRunError before any launch.
 
     ``formats``: the image format of each texture arg (:func:`cruntime_textures.texture_formats`);
-    ``given_dims``: dims given by name, for temps no value sizes (:func:`graphlab.sizes.resolve_sizes`).
+    ``given_dims``: dims given by name, for temps no value sizes (:func:`graphlab.model.sizes.resolve_sizes`).
     """
     _check_names(graph, values)
     dims: dict[str, int] = {}
@@ -279,7 +277,7 @@ class ModuleGraph:
         Every arg but temps needs a value: ndarrays as numpy arrays of the exact dtype and shape
         (symbolic dims must agree), scalars as numbers, matrices as array-likes. Temps may be given;
         the others are allocated from the dims the values set, then dims given by name (``m=64``),
-        then the manifest's ``dims`` (:func:`graphlab.sizes.resolve_sizes`). Nothing is launched unless every
+        then the manifest's ``dims`` (:func:`graphlab.model.sizes.resolve_sizes`). Nothing is launched unless every
         value fits. Returns the given arrays by name (the caller's own objects).
         """
         if values is not None and not isinstance(values, Mapping):
@@ -568,7 +566,7 @@ def load_module(path: str | os.PathLike[str]) -> Module:
     >>> module.graphs["demo"].run(a=2.0, x=np.arange(3.0), y=ys)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    graphlab.errors.GraphRunError: graph 'demo', arg 'x': expected dtype float32 (f32), got float64...; ...
+    graphlab.core.errors.GraphRunError: graph 'demo', arg 'x': expected dtype float32 (f32), got float64...; ...
     >>> module.close()
     """
     return Module(read_manifest(module_folder(path)))

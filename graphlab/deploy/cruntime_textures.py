@@ -1,6 +1,6 @@
 """Texture args in ``gl.load_module``: texels as numpy arrays, images in Taichi's C runtime.
 
-As in the generated C host (see :mod:`graphlab.texels`): a texture's value is a float32 array of
+As in the generated C host (see :mod:`graphlab.bridge.texture_formats`): a texture's value is a float32 array of
 its dims plus one axis of channels; it goes into the arg's device buffer, and the module's copy
 graph moves it into an image of the texture's format before the graph runs, and back after. Taichi's
 C API has no copy between memory and an image, hence the copy graphs.
@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.errors import GraphRunError
-from graphlab.export.capi import ARG_NDARRAY, ARG_TEXTURE, TI_DATA_TYPE, TI_FORMAT
-from graphlab.export.capi_ctypes import Buffer, CApi, TiImageAllocateInfo, TiNamedArgument, TiTexture
-from graphlab.export.manifest import Manifest
-from graphlab.runvalues import dims_problem
-from graphlab.spec import Arg
-from graphlab.texels import TEXEL_CHANNELS, TEXTURE_KINDS, download_graph, texel_format, upload_graph
+from graphlab.bridge.texture_formats import TEXEL_CHANNELS, TEXTURE_KINDS, download_graph, texel_format, upload_graph
+from graphlab.core.errors import GraphRunError
+from graphlab.core.spec import Arg
+from graphlab.deploy.capi import ARG_NDARRAY, ARG_TEXTURE, TI_DATA_TYPE, TI_FORMAT
+from graphlab.deploy.capi_ctypes import Buffer, CApi, TiImageAllocateInfo, TiNamedArgument, TiTexture
+from graphlab.deploy.manifest import Manifest
+from graphlab.run.values import dims_problem
 
 __all__ = ["Images", "check_texels", "texture_formats"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from graphlab.graph import Graph
-from graphlab.nodes import Dispatch
+from graphlab.model.graph import Graph
+from graphlab.model.nodes import Dispatch
 
 __all__ = ["debug_entry", "step_graphs"]
 

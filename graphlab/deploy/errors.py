@@ -1,6 +1,6 @@
 """Errors of export: the graph or output path refused, reading a module, calling Taichi's C-API, building a host.
 
-Each is a :class:`~graphlab.errors.GraphlabError` and also the builtin that describes it, so callers
+Each is a :class:`~graphlab.core.errors.GraphlabError` and also the builtin that describes it, so callers
 that do not know graphlab can still catch ``ValueError``, ``KeyError`` or ``RuntimeError``.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 
 #: ``TiError`` codes from ``taichi/taichi_core.h``, for messages that name the code.
 TI_ERROR_NAMES: dict[int, str] = {

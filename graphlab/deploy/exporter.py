@@ -3,18 +3,18 @@
 The folder it writes::
 
     out/mpm88/
-      manifest.json          what the module holds (see graphlab.export.manifest)
+      manifest.json          what the module holds (see graphlab.deploy.manifest)
       module/                ti.aot.Module.save(): what ti_load_aot_module reads
       module.tcm             the same as one archive, where the target loads one (Vulkan)
       source/                the graph files and the carried kernels, so gl.verify can rerun them
-      host/                  main.c, npy.c/.h, CMakeLists.txt, README.md (graphlab.export.hostgen)
+      host/                  main.c, npy.c/.h, CMakeLists.txt, README.md (graphlab.deploy.hostgen)
 
 A graph with conditionals or loops exports each compiled segment as a module graph of its own
 (``poisson_seg0``...) and records in the manifest the tree of segments and host-side decisions
-that runs them (:mod:`graphlab.export.control`); the C host and ``gl.load_module`` follow it.
+that runs them (:mod:`graphlab.deploy.control`); the C host and ``gl.load_module`` follow it.
 
 Taichi exports only for the arch of the current ``ti.init`` and allows one module per init, so the
-compiling happens in a child process (:mod:`graphlab.export._child`): a notebook on CUDA exports
+compiling happens in a child process (:mod:`graphlab.deploy._child`): a notebook on CUDA exports
 for Vulkan, and a Taichi crash cannot kill the notebook. Everything is written into a hidden
 folder next to the target (``.mpm88.export-<host>-<pid>-<random>``) and renamed into place at the
 end: a failed export deletes it and leaves nothing at the target path. One whose process was killed
@@ -43,15 +43,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from graphlab.carry import carry_kernels
-from graphlab.check import check
-from graphlab.errors import ToolMissingError
-from graphlab.export._child import VULKAN_CAPS, run_watched
-from graphlab.export.capi import C_SCALARS
-from graphlab.export.control import plan_to_json
-from graphlab.export.debug_variant import debug_entry, step_graphs
-from graphlab.export.errors import ExportError, ExportSizeWarning, OutputPathError
-from graphlab.export.folders import (
+from graphlab.analysis.check import check
+from graphlab.analysis.guarded import guarded_writes
+from graphlab.bridge.texture_formats import TEXTURE_KINDS, texel_format
+from graphlab.child.carry import carry_kernels
+from graphlab.core.errors import ToolMissingError
+from graphlab.core.spec import Arg
+from graphlab.deploy._child import VULKAN_CAPS, run_watched
+from graphlab.deploy.capi import C_SCALARS
+from graphlab.deploy.control import plan_to_json
+from graphlab.deploy.debug_variant import debug_entry, step_graphs
+from graphlab.deploy.errors import ExportError, ExportSizeWarning, OutputPathError
+from graphlab.deploy.folders import (
     check_target,
     disk_error,
     make_parents,
@@ -61,20 +64,17 @@ from graphlab.export.folders import (
     remove_stale_folders,
     temporary_folder,
 )
-from graphlab.export.manifest import ARCHS, Manifest, Sample, arg_entry, read_manifest, relation_entry, write_manifest
-from graphlab.export.room import physical_bytes, too_big
-from graphlab.export.seal import file_digests
-from graphlab.export.values import collect_values, exported_args, plan_memory, written_args
-from graphlab.graph import Graph
-from graphlab.graphfile import dumps
-from graphlab.guarded import guarded_writes
-from graphlab.plan import Plan, build_plan
-from graphlab.shape_facts import graph_shape_relations
-from graphlab.spec import Arg
-from graphlab.texels import TEXTURE_KINDS, texel_format
+from graphlab.deploy.manifest import ARCHS, Manifest, Sample, arg_entry, read_manifest, relation_entry, write_manifest
+from graphlab.deploy.room import physical_bytes, too_big
+from graphlab.deploy.seal import file_digests
+from graphlab.deploy.values import collect_values, exported_args, plan_memory, written_args
+from graphlab.kernelfacts.shape_facts import graph_shape_relations
+from graphlab.model.graph import Graph
+from graphlab.model.graphfile import dumps
+from graphlab.model.plan import Plan, build_plan
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["ExportError", "ExportResult", "OutputPathError", "export"]
 
@@ -82,7 +82,7 @@ Arch = Literal["vulkan", "x64", "cuda", "cpu"]
 ProgressOption = bool | Callable[[str, float], Any] | None
 VULKAN_FIX = "install a Vulkan driver: on Debian/Ubuntu `apt-get install mesa-vulkan-drivers libvulkan1`"
 CUDA_FIX = "export on a machine with an NVIDIA GPU and driver, or choose arch='vulkan' or 'x64'"
-CHILD_ENTRY = "graphlab.export._child:export_module"
+CHILD_ENTRY = "graphlab.deploy._child:export_module"
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class ExportResult:
 
     def verify(self, inputs: Mapping[str, Any] | None = None, **options: Any) -> Any:
         """Shorthand for ``gl.verify(result.path, inputs, **options)``."""
-        from graphlab.export.verify import verify  # import cost: Taichi
+        from graphlab.deploy.verify import verify  # import cost: Taichi
 
         return verify(self.path, inputs, **options)
 
@@ -307,7 +307,7 @@ def export(
     >>> gl.export(g, folder, arch="x64")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    graphlab.export.errors.OutputPathError: ... exists; ...
+    graphlab.deploy.errors.OutputPathError: ... exists; ...
     """
     started = time.perf_counter()
     graphs = [graph] if not isinstance(graph, Sequence) else list(graph)
@@ -432,7 +432,7 @@ def _build(
     debug_steps: Mapping[str, Any] | None = None,
 ) -> None:
     """Fill ``tmp``: module/ (in the child), source/, manifest.json and host/."""
-    from graphlab.export.hostgen import generate_host  # import cost: Taichi
+    from graphlab.deploy.hostgen import generate_host  # import cost: Taichi
 
     sources = {f"source/{g.name}.graph.json": dumps(g) for g in graphs}
     tcm_name = "module.tcm" if tcm and arch == "vulkan" else None

@@ -19,12 +19,12 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphlab.childrun import ChildRunError
-from graphlab.export.errors import ExportError, ManifestError, OutputPathError
-from graphlab.export.seal import listed_files, walk_files
-from graphlab.fileio import write_fix
-from graphlab.leftovers import host_tag, process_alive
-from graphlab.names import shown
+from graphlab.child.process import ChildRunError
+from graphlab.core.fileio import write_fix
+from graphlab.core.leftovers import host_tag, process_alive
+from graphlab.core.names import shown
+from graphlab.deploy.errors import ExportError, ManifestError, OutputPathError
+from graphlab.deploy.seal import listed_files, walk_files
 
 __all__ = [
     "HOST_FILES",

@@ -6,7 +6,7 @@ writer, so inputs and results travel as numpy files), ``CMakeLists.txt`` and ``R
 ``build_host(out)`` compiles it with the system C compiler against the taichi wheel's C runtime, so
 a test or a notebook needs no cmake.
 
-The C, CMake and Markdown sources are files of this package, in ``graphlab/export/host/`` (read
+The C, CMake and Markdown sources are files of this package, in ``graphlab/deploy/host/`` (read
 with :mod:`importlib.resources`, so they work from a wheel): ``npy.c`` and ``npy.h`` are copied as
 they are; ``main.c.in``, ``CMakeLists.txt.in`` and ``README.md.in`` have ``@NAME@`` placeholders, as
 CMake's ``configure_file`` writes them, filled here with escaped text. This module only makes that
@@ -32,23 +32,30 @@ from importlib.resources import files
 from pathlib import Path
 
 from graphlab._version import __version__
-from graphlab.aotfiles import MODULE_FILES, metadata_file
-from graphlab.errors import ToolMissingError
-from graphlab.export.capi import C_SCALARS
-from graphlab.export.capi_ctypes import taichi_c_api_dir
-from graphlab.export.cruntime import Manifest, read_manifest
-from graphlab.export.errors import HostBuildError, HostGenError
-from graphlab.names import MAX_DIM_SIZE, name_problem, shown
-from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
-from graphlab.spec import Arg
-from graphlab.texels import TEXEL_CHANNELS, TEXTURE_KINDS, download_graph, format_problem, texel_format, upload_graph
+from graphlab.bridge.aot_files import MODULE_FILES, metadata_file
+from graphlab.bridge.texture_formats import (
+    TEXEL_CHANNELS,
+    TEXTURE_KINDS,
+    download_graph,
+    format_problem,
+    texel_format,
+    upload_graph,
+)
+from graphlab.core.errors import ToolMissingError
+from graphlab.core.names import MAX_DIM_SIZE, name_problem, shown
+from graphlab.core.spec import Arg
+from graphlab.deploy.capi import C_SCALARS
+from graphlab.deploy.capi_ctypes import taichi_c_api_dir
+from graphlab.deploy.cruntime import Manifest, read_manifest
+from graphlab.deploy.errors import HostBuildError, HostGenError
+from graphlab.model.plan import Branch, Iterate, Op, Plan, Repeat, Segment
 
 __all__ = ["build_host", "c_string_literal", "cmake_string", "generate_host"]
 
 EXECUTABLE = "graphlab_host"
 COMPILERS = ("cc", "gcc", "clang")
 #: The package-data folder holding the host's sources and templates.
-SOURCES = files("graphlab.export") / "host"
+SOURCES = files("graphlab.deploy") / "host"
 #: A placeholder in those templates, as CMake's configure_file has them: C's and CMake's own ``$``
 #: (``${VAR}``, ``$<...>``) and a lone ``@`` are plain text.
 PLACEHOLDER = re.compile(r"@([A-Z][A-Z_]*)@")
@@ -216,7 +223,7 @@ MAX_GUARDS = 8
 
 
 def _relation_rows(manifest: Manifest, index: Mapping[str, int]) -> list[str]:
-    """The shape relations (:mod:`graphlab.shape_facts`) as C rows, checked before anything runs.
+    """The shape relations (:mod:`graphlab.kernelfacts.shape_facts`) as C rows, checked before anything runs.
 
     A row: the arg and axis, the source arg and axis (-1: a constant ``minimum``), the loop extents
     (arg, axis; -1: every axis) that must be non-empty, and the access for the message.
@@ -343,7 +350,7 @@ def build_host(out_dir: str | os.PathLike[str], *, cc: str | os.PathLike[str] | 
 
 
 # --- The plans as main.c's SEGMENTS, GRAPHS and OPS rows -----------------------------------------
-# The only part of this module that reads the control-flow types (graphlab.plan). In: the manifest and
+# The only part of this module that reads the control-flow types (graphlab.model.plan). In: the manifest and
 # each arg's row in ARGS. Out: the rows of those three tables, as C initializer cells.
 
 

@@ -18,9 +18,9 @@ host, ``gl.verify``, a user's own host), so its format lives here, in one place:
 
 ``graphs``, ``dims``, ``memory_plan.slots``, ``files``, ``arch`` and ``taichi_version`` are what a
 host needs; a graph with conditionals or loops also has ``control``, the tree of module graphs
-(segments) and host-side decisions that runs it (see :mod:`graphlab.export.control`; without it
+(segments) and host-side decisions that runs it (see :mod:`graphlab.deploy.control`; without it
 the graph is one module graph of its own name). ``shape_relations`` lists, per graph, the shape
-relations read from its kernels' loops (:class:`graphlab.shape_facts.ShapeRelation` as plain data:
+relations read from its kernels' loops (:class:`graphlab.kernelfacts.shape_facts.ShapeRelation` as plain data:
 ``{"node": "substep/p2g", "arg": "J", "axis": 0, "source": "x", "source_axis": 0, ...}``; a loop's
 constant bound has ``"source": null``, ``"source_axis": null`` and ``"minimum": 128``), which
 ``load_module``, ``gl.verify`` and the C host (a table generated from them) check before anything
@@ -28,19 +28,19 @@ runs. The rest (``sample``: the shape and value range
 the notebook's values had, ``writes``, ``source``, ``cpu_max_num_threads``) lets ``gl.verify``
 rerun the same graphs from Python. A ``rw_texture`` arg also has its ``fmt``; a texture's ``sample``
 may name the ``fmt`` of the notebook's texture (the image format the module gives it, see
-:mod:`graphlab.texels`). ``debug_steps`` (``gl.export(..., debug=True)`` only) records each graph's
+:mod:`graphlab.bridge.texture_formats`). ``debug_steps`` (``gl.export(..., debug=True)`` only) records each graph's
 debug variant: ``{"update": {"graphs": [["substep/p2g", "update_step0"], ...], "order": [...]}}``,
 the module graph that runs one dispatch node, and the node ids in run order (null with control
-flow), so a host can step the module (:mod:`graphlab.export.debug_variant`). Reading never
+flow), so a host can step the module (:mod:`graphlab.deploy.debug_variant`). Reading never
 executes anything; a bad field raises :class:`ManifestError` naming its JSON path.
 
 A manifest is also the module's seal, so reading refuses what could reach past the folder or skip
 the seal: every path it names (``files``, ``source``, ``tcm``) is relative, inside the folder, with
 no ``..`` and no symbolic link leading out, and every ``files`` entry is a sha256. Before a module
-is loaded or verified, :func:`graphlab.export.seal.check_files` hashes what is listed and refuses a folder whose
+is loaded or verified, :func:`graphlab.deploy.seal.check_files` hashes what is listed and refuses a folder whose
 ``module/`` holds a file the manifest does not list (a manifest without ``files`` checks nothing,
 so it is refused there). Nesting is bounded: a control tree goes at most
-:data:`graphlab.nesting.MAX_NESTING` levels deep, and JSON too deep for Python's parser gets a
+:data:`graphlab.core.nesting.MAX_NESTING` levels deep, and JSON too deep for Python's parser gets a
 ManifestError too.
 """
 
@@ -56,16 +56,16 @@ from pathlib import Path
 from typing import Any
 
 from graphlab._version import __version__
-from graphlab.errors import GraphError
-from graphlab.export.errors import ManifestError
-from graphlab.export.signature import sign
-from graphlab.fileio import read_limited
-from graphlab.limits import TEXTURE_FORMATS
-from graphlab.names import shown
-from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
-from graphlab.plan import Branch, Iterate, Op, Plan, Repeat, Segment
-from graphlab.shape_facts import ShapeRelation
-from graphlab.spec import ARG_KINDS, NUMPY_DTYPES, ROLES, Arg
+from graphlab.core.errors import GraphError
+from graphlab.core.fileio import read_limited
+from graphlab.core.limits import TEXTURE_FORMATS
+from graphlab.core.names import shown
+from graphlab.core.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
+from graphlab.core.spec import ARG_KINDS, NUMPY_DTYPES, ROLES, Arg
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.signature import sign
+from graphlab.kernelfacts.shape_facts import ShapeRelation
+from graphlab.model.plan import Branch, Iterate, Op, Plan, Repeat, Segment
 
 __all__ = [
     "ARCHS",
@@ -110,7 +110,7 @@ class Sample:
 class GraphSpec:
     """One graph of the module: its args in launch order, the ndarrays it writes, its control tree.
 
-    The args are :class:`graphlab.spec.Arg` themselves (``fmt`` is recorded for rw_textures only):
+    The args are :class:`graphlab.core.spec.Arg` themselves (``fmt`` is recorded for rw_textures only):
     reading builds them, so a manifest arg obeys every rule a notebook arg does.
 
     ``control`` is None for a graph without conditionals or loops: it is then one module graph.
@@ -241,10 +241,8 @@ class _Reader:
         except GraphError as exc:
             raise self.fail(path, str(exc)) from None
 
-    def control(
-        self, raw: list[Any], path: str, args: Mapping[str, Arg], level: int = 1
-    ) -> tuple[Op, ...]:
-        """A control tree of plan ops (see graphlab.export.control); flags and counts must be args of the graph.
+    def control(self, raw: list[Any], path: str, args: Mapping[str, Arg], level: int = 1) -> tuple[Op, ...]:
+        """A control tree of plan ops (see graphlab.deploy.control); flags and counts must be args of the graph.
 
         ``level`` counts the lists down to here: a graph nests at most MAX_NESTING sequences, so
         the body of its deepest one is list MAX_NESTING + 1; deeper, and the walk stops.
@@ -253,13 +251,13 @@ class _Reader:
             raise self.fail(
                 path,
                 f"the control tree nests deeper than {MAX_NESTING + 1} levels, more than a graph of at most "
-                f"{MAX_NESTING} nested sequences (graphlab.nesting.MAX_NESTING) exports",
+                f"{MAX_NESTING} nested sequences (graphlab.core.nesting.MAX_NESTING) exports",
             )
         return tuple(self.entry(item, f"{path}[{i}]", args, level) for i, item in enumerate(raw))
 
     def entry(self, obj: Any, path: str, args: Mapping[str, Arg], level: int) -> Op:
         op = self.choice(obj, path, "op", ("segment", "repeat", "cond", "loop"))
-        if op == "segment":  # numbered in program order, as graphlab.plan.build_plan numbers them
+        if op == "segment":  # numbered in program order, as graphlab.model.plan.build_plan numbers them
             name = self.get(obj, path, "graph", str)
             segment = Segment(self.segment_count, name, (), self.segment_args(obj, path, args))
             self.segment_count += 1
@@ -496,7 +494,7 @@ def _debug_steps(r: _Reader, data: Any, names: set[str]) -> dict[str, DebugSteps
     return out
 
 
-#: The most bytes a manifest.json may hold (a graph file's limit; read with graphlab.fileio.read_limited).
+#: The most bytes a manifest.json may hold (a graph file's limit; read with graphlab.core.fileio.read_limited).
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 
 
@@ -581,7 +579,7 @@ def write_manifest(folder: Path, data: Mapping[str, Any]) -> Path:
     """Write ``folder/manifest.json`` through a temporary name; check it reads back; return its path.
 
     Reading it back here means a manifest the readers would refuse is never shipped. It is signed
-    with this user's key (:mod:`graphlab.export.signature`) where one can be had.
+    with this user's key (:mod:`graphlab.deploy.signature`) where one can be had.
     """
     file = folder / "manifest.json"
     tmp = folder / ".manifest.json.tmp"

@@ -24,9 +24,9 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphlab.export.errors import ManifestError
-from graphlab.export.manifest import Manifest
-from graphlab.spec import Arg
+from graphlab.core.spec import Arg
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.manifest import Manifest
 
 __all__ = ["ModuleArg", "check_against_module", "module_graph_args"]
 

@@ -7,7 +7,7 @@ same arch and CPU threads as the deployed one, from the same kernels. Running th
 the C runtime, in the order of the notebook's steps, gives the state after every dispatch.
 
 The search itself is the debugger's (:mod:`graphlab.debug.compare`); this module only runs module
-graphs on numpy values. It is reached through :func:`graphlab.conveniences.module_runner`, since the
+graphs on numpy values. It is reached through :func:`graphlab.api.graph.module_runner`, since the
 debugger and the exporter are sibling layers that do not import each other.
 """
 
@@ -20,15 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.export.cruntime import Module, load_module
-from graphlab.export.debug_variant import step_graphs
-from graphlab.export.errors import ExportError
-from graphlab.export.exporter import export
-from graphlab.export.manifest import module_folder, read_manifest
-from graphlab.graph import Graph
-from graphlab.leftovers import scratch_prefix
-from graphlab.nodes import Dispatch
-from graphlab.plan import ControlEvent
+from graphlab.core.leftovers import scratch_prefix
+from graphlab.deploy.cruntime import Module, load_module
+from graphlab.deploy.debug_variant import step_graphs
+from graphlab.deploy.errors import ExportError
+from graphlab.deploy.exporter import export
+from graphlab.deploy.manifest import module_folder, read_manifest
+from graphlab.model.graph import Graph
+from graphlab.model.nodes import Dispatch
+from graphlab.model.plan import ControlEvent
 
 __all__ = ["ModuleRunner"]
 
@@ -36,7 +36,7 @@ __all__ = ["ModuleRunner"]
 class ModuleRunner:
     """Runs ``graph`` from the start values ``start`` in the exported module at ``folder``.
 
-    Raises :class:`~graphlab.export.errors.ExportError` (before anything runs) when the module has
+    Raises :class:`~graphlab.deploy.errors.ExportError` (before anything runs) when the module has
     no graph of that name or its args differ from the graph's.
     """
 

@@ -12,7 +12,7 @@ same places) and gives it one of three verdicts:
 - ``differs``: anything larger. Only this verdict fails.
 
 :class:`VerifyReport` holds them all with the decisions both sides took, and prints as a table
-(``str``) or as HTML in a notebook. Running the two sides is :mod:`graphlab.export.verify`.
+(``str``) or as HTML in a notebook. Running the two sides is :mod:`graphlab.deploy.verify`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from graphlab.export.control import FrameEvent
+from graphlab.deploy.control import FrameEvent
 
 __all__ = [
     "DIFFERS", "IDENTICAL", "NOISE", "NOISE_FACTOR", "RANDOM", "TOLERATED", "OutputDiff", "Verdict", "VerifyReport",

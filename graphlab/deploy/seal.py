@@ -4,7 +4,7 @@
 refuses a folder whose listed files changed or went missing, or whose ``module/`` holds a file the
 manifest does not list, and :func:`check_listed` returns a listed file's bytes only once they
 match. :func:`listed_files` and :func:`walk_files` let ``overwrite=True`` tell an export from any
-other folder. The manifest's format and reader are in :mod:`graphlab.export.manifest`.
+other folder. The manifest's format and reader are in :mod:`graphlab.deploy.manifest`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from graphlab.export.errors import ManifestError
-from graphlab.export.manifest import MANIFEST_FORMAT, Manifest, load_manifest_json, manifest_error, path_problem
-from graphlab.export.module_meta import check_against_module
-from graphlab.export.signature import check_signature
-from graphlab.fileio import read_limited
+from graphlab.core.fileio import read_limited
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.manifest import MANIFEST_FORMAT, Manifest, load_manifest_json, manifest_error, path_problem
+from graphlab.deploy.module_meta import check_against_module
+from graphlab.deploy.signature import check_signature
 
 __all__ = [
     "SEALED_FOLDERS",
@@ -100,9 +100,9 @@ def check_files(manifest: Manifest, *, missing_ok: Collection[str] = ()) -> None
     every listed file must be there with its sha256. ``missing_ok`` names listed files that may be
     absent (``gl.verify`` with ``kernels=`` does not need the stored kernels). Then the manifest
     itself: its signature (refused if this user signed it and it changed, warned about if not
-    signed by this user: :mod:`~graphlab.export.signature`), its graphs against the sealed copy
+    signed by this user: :mod:`~graphlab.deploy.signature`), its graphs against the sealed copy
     (:func:`check_contract`) and against the module's own graph table
-    (:mod:`~graphlab.export.module_meta`).
+    (:mod:`~graphlab.deploy.module_meta`).
     """
     folder = manifest.folder
     if not manifest.files:

@@ -1,6 +1,6 @@
 """A module folder's signature: an HMAC of its manifest keyed by a secret of this user's, kept outside the folder.
 
-The sha256 seal (:mod:`graphlab.export.seal`) shows that a module's files match its
+The sha256 seal (:mod:`graphlab.deploy.seal`) shows that a module's files match its
 ``manifest.json``; but whoever can edit a ``.ll`` or ``.spv`` can also write its new hash into the
 manifest, and ``gl.load_module``, ``dbg.compare(folder)`` and ``gl.verify`` then run the edited
 code in the notebook's process. So ``gl.export`` also signs the manifest (which lists every file's
@@ -33,7 +33,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from graphlab.export.errors import ManifestError, UnsealedModuleWarning
+from graphlab.deploy.errors import ManifestError, UnsealedModuleWarning
 
 __all__ = ["check_signature", "key_file", "sign"]
 

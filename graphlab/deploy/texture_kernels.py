@@ -1,4 +1,4 @@
-"""The kernels that fill a texture from an ndarray and read it back (see :mod:`graphlab.texels`).
+"""The kernels that fill a texture from an ndarray and read it back (see :mod:`graphlab.bridge.texture_formats`).
 
 The exporter puts them into the module as small graphs for the C host, and ``gl.verify``'s Python
 run uses the same kernels, so both sides move texels the same way. This module imports Taichi:
@@ -10,7 +10,7 @@ from typing import Any
 
 import taichi as ti
 
-from graphlab.texels import TEXEL_CHANNELS, download_graph, upload_graph
+from graphlab.bridge.texture_formats import TEXEL_CHANNELS, download_graph, upload_graph
 
 __all__ = ["copy_graphs", "download_kernel", "read_texture", "upload_kernel", "write_texture"]
 

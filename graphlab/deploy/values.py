@@ -1,7 +1,7 @@
 """What an export records of the args: which it takes, their dims and samples, and the memory plan.
 
 :func:`collect_values` turns ``dims=`` and the notebook's ``values=`` into the default dims and a
-:class:`~graphlab.export.manifest.Sample` per arg (shape and value range, so ``gl.verify`` draws
+:class:`~graphlab.deploy.manifest.Sample` per arg (shape and value range, so ``gl.verify`` draws
 inputs like them); :func:`plan_memory` merges the graphs' memory plans into ``manifest.json``'s
 ``memory_plan``. Bad values are refused with an :class:`ExportError` before anything compiles.
 """
@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphlab.dataflow import dataflow_facts
-from graphlab.errors import GraphError
-from graphlab.export.errors import ExportError
-from graphlab.export.manifest import Sample
-from graphlab.memory import memory_plan
-from graphlab.names import check_buffer_bytes, check_dim_size, name_problem, shown
-from graphlab.sizes import resolve_sizes
-from graphlab.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
-from graphlab.texels import TEXTURE_KINDS, format_problem
+from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.analysis.memory import memory_plan
+from graphlab.bridge.texture_formats import TEXTURE_KINDS, format_problem
+from graphlab.core.errors import GraphError
+from graphlab.core.names import check_buffer_bytes, check_dim_size, name_problem, shown
+from graphlab.core.spec import DTYPE_BYTES, NUMPY_DTYPES, Arg, numel
+from graphlab.deploy.errors import ExportError
+from graphlab.deploy.manifest import Sample
+from graphlab.model.sizes import resolve_sizes
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["collect_values", "exported_args", "plan_memory", "written_args"]
 
@@ -71,7 +71,7 @@ def _sample(arg: Arg, value: Any) -> Sample:
 
 
 def _texture_sample(arg: Arg, value: Any) -> Sample:
-    """A texture's dims and format (its image format in the module, see graphlab.texels)."""
+    """A texture's dims and format (its image format in the module, see graphlab.bridge.texture_formats)."""
     fmt = getattr(getattr(value, "fmt", None), "name", None)
     shape = getattr(value, "shape", None)
     where = f"values[{arg.name!r}]"
@@ -142,7 +142,7 @@ def _check_buffer_sizes(args: Iterable[Arg], dims: Mapping[str, int], samples: M
 def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mapping[str, Sample]) -> dict[str, Any]:
     """The memory plan of every graph, as ``manifest.json``'s ``memory_plan``.
 
-    Temps share a slot within a graph (graphlab.memory). Across graphs, slots holding one name are
+    Temps share a slot within a graph (graphlab.analysis.memory). Across graphs, slots holding one name are
     merged (graphs run one after another and temps keep nothing between runs), and a name that is
     not a temp in every graph keeps its own buffer.
     """
@@ -186,7 +186,7 @@ def plan_memory(graphs: Sequence[Graph], dims: Mapping[str, int], samples: Mappi
 
 
 def _sizing_error(graph: str, message: str, arg: str | None) -> ExportError:
-    """A temp export cannot size (:func:`graphlab.sizes.resolve_sizes`), as the export's error."""
+    """A temp export cannot size (:func:`graphlab.model.sizes.resolve_sizes`), as the export's error."""
     return ExportError(f"graph {graph!r}: {message}")
 
 

@@ -19,7 +19,7 @@ floats and {0, 1} for ints. Outputs start at zero.
 ``verify`` executes the kernels' Python code stored in ``source/kernels.json`` (or given as
 ``kernels=``): verify only folders you exported yourself or trust.
 
-The report and the comparison of one output are in :mod:`graphlab.export.report`.
+The report and the comparison of one output are in :mod:`graphlab.deploy.report`.
 """
 
 from __future__ import annotations
@@ -39,28 +39,28 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.carry import carry_kernels, run_child
-from graphlab.errors import GraphlabError, ToolMissingError
-from graphlab.export.capi_ctypes import taichi_c_api_dir
-from graphlab.export.control import FrameEvent, parse_event_lines
-from graphlab.export.hostgen import EXECUTABLE, build_host
-from graphlab.export.manifest import Manifest, Sample, module_folder, read_manifest
-from graphlab.export.report import NOISE, NOISE_FACTOR, RANDOM, TOLERATED, OutputDiff, VerifyReport, compare
-from graphlab.export.room import available_bytes, too_big
-from graphlab.export.seal import check_files, check_listed
-from graphlab.graphfile import loads
-from graphlab.leftovers import scratch_prefix
-from graphlab.plan import ControlEvent
-from graphlab.runvalues import array_problem, dims_problem, number_problem, numpy_dtype
-from graphlab.shape_facts import first_violation
-from graphlab.sizes import resolve_sizes
-from graphlab.spec import NUMPY_DTYPES, Arg
-from graphlab.texels import TEXEL_CHANNELS, TEXTURE_KINDS, texel_format
-from graphlab.variance import Cause, causes_from_data
+from graphlab.analysis.variance import Cause, causes_from_data
+from graphlab.bridge.texture_formats import TEXEL_CHANNELS, TEXTURE_KINDS, texel_format
+from graphlab.child.carry import carry_kernels, run_child
+from graphlab.core.errors import GraphlabError, ToolMissingError
+from graphlab.core.leftovers import scratch_prefix
+from graphlab.core.spec import NUMPY_DTYPES, Arg
+from graphlab.deploy.capi_ctypes import taichi_c_api_dir
+from graphlab.deploy.control import FrameEvent, parse_event_lines
+from graphlab.deploy.hostgen import EXECUTABLE, build_host
+from graphlab.deploy.manifest import Manifest, Sample, module_folder, read_manifest
+from graphlab.deploy.report import NOISE, NOISE_FACTOR, RANDOM, TOLERATED, OutputDiff, VerifyReport, compare
+from graphlab.deploy.room import available_bytes, too_big
+from graphlab.deploy.seal import check_files, check_listed
+from graphlab.kernelfacts.shape_facts import first_violation
+from graphlab.model.graphfile import loads
+from graphlab.model.plan import ControlEvent
+from graphlab.model.sizes import resolve_sizes
+from graphlab.run.values import array_problem, dims_problem, number_problem, numpy_dtype
 
 __all__ = ["OutputDiff", "Run", "VerifyError", "VerifyReport", "make_inputs", "run_host", "run_python", "verify"]
 
-CHILD_ENTRY = "graphlab.export._child:run_graphs"
+CHILD_ENTRY = "graphlab.deploy._child:run_graphs"
 ATOMICS_NOTE = (
     "this x64 module was compiled for {threads} threads: kernels that add floats atomically (`+=` on a "
     "shared cell, like MPM's particle-to-grid) sum in thread-timing order, so results differ by rounding "
@@ -145,7 +145,7 @@ def _texels(manifest: Manifest, arg: Arg) -> int:
 def _given(
     arg: Arg, value: Any, dims: dict[str, int], owners: dict[str, str], channels: int = 0, label: str = ""
 ) -> np.ndarray:
-    """A given input checked as ``run`` checks one (the shared checks of :mod:`graphlab.runvalues`).
+    """A given input checked as ``run`` checks one (the shared checks of :mod:`graphlab.run.values`).
 
     ``label`` is how errors name it: ``inputs['x']`` (the default), ``--input x=x.npy`` on the command line.
     """
@@ -262,7 +262,7 @@ def make_inputs(
 ) -> dict[str, np.ndarray]:
     """Every non-temp arg's value, and the temps given: the ``given`` ones checked, the others drawn with ``seed``.
 
-    Sizes follow :func:`graphlab.sizes.resolve_sizes`, as ``g.run()`` and ``load_module`` do: the
+    Sizes follow :func:`graphlab.model.sizes.resolve_sizes`, as ``g.run()`` and ``load_module`` do: the
     given values set dims, then ``dims``, then the manifest's; a temp may be given (its shape counts),
     and every temp left out must be sizable, else a VerifyError before anything runs.
     ``given_as`` says how the command line gave each input (``--input x=x.npy``): errors then name
@@ -461,7 +461,7 @@ def verify(
         Temps may be given too (both sides start them from the value), as ``g.run()`` takes them.
     dims
         Sizes of dims by name over the manifest's ``dims`` (``{"G": 64}``): for inputs drawn at random
-        and temps no input sizes (:func:`graphlab.sizes.resolve_sizes`, the rule ``g.run()`` follows).
+        and temps no input sizes (:func:`graphlab.model.sizes.resolve_sizes`, the rule ``g.run()`` follows).
     frames
         How many times each graph runs, in manifest order, before the outputs are compared.
     rtol

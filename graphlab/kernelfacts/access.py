@@ -8,10 +8,10 @@ SPIR-V code generator, so there are two sources:
   ``ti.init`` stays untouched) and read ``ctx_attribs.arr_access`` from its ``metadata.json``;
 - ``"ast"``: a conservative reading of the kernel's Python source, used when Vulkan is missing or
   a kernel cannot be compiled alone. Whatever it does not understand counts as read and written
-  (:mod:`graphlab.access_ast`, which also holds :class:`AccessFlag`).
+  (:mod:`graphlab.kernelfacts.access_ast`, which also holds :class:`AccessFlag`).
 
 Neither source says *when* a kernel reads: whether its first access to a buffer may read what was
-there before the dispatch comes from the source code for both (:mod:`graphlab.access_order`), and is
+there before the dispatch comes from the source code for both (:mod:`graphlab.kernelfacts.access_order`), and is
 :attr:`FirstAccess.MAY_READ` wherever it is not proven.
 
 Textures are not tracked by Taichi: a ``texture`` parameter is READ, an ``rw_texture`` READ_WRITE.
@@ -42,11 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from graphlab.access_ast import AccessFlag, ast_access, buffer_params, module_of, texture_access
-from graphlab.access_order import FirstAccess, first_from_flags, kernel_order
-from graphlab.aotfiles import metadata_file
 from graphlab.bridge import is_taichi_function, is_wrapped_kernel
-from graphlab.carry import (
+from graphlab.bridge.aot_files import metadata_file
+from graphlab.child.carry import (
     CarryError,
     ChildRunError,
     carry_kernels,
@@ -56,7 +54,9 @@ from graphlab.carry import (
     referenced_globals,
     run_child,
 )
-from graphlab.errors import GraphError, GraphlabError, KernelError, ToolMissingError
+from graphlab.core.errors import GraphError, GraphlabError, KernelError, ToolMissingError
+from graphlab.kernelfacts.access_ast import AccessFlag, ast_access, buffer_params, module_of, texture_access
+from graphlab.kernelfacts.access_order import FirstAccess, first_from_flags, kernel_order
 
 __all__ = [
     "AccessError", "AccessFlag", "AccessReport", "ArraySpec", "FirstAccess", "kernel_access", "kernels_access",
@@ -91,7 +91,7 @@ class AccessReport(Mapping[str, AccessFlag]):
     ``note`` says why the source code was used where Vulkan was wanted. ``first`` says per parameter
     whether the kernel's first access may read the incoming contents (see :meth:`first_access`);
     ``shaped_like`` names, per parameter, the buffers whose shape would make it write-first
-    (:class:`graphlab.access_order.KernelOrder`).
+    (:class:`graphlab.kernelfacts.access_order.KernelOrder`).
     """
 
     ref: str
@@ -237,8 +237,9 @@ def _from_metadata(kernel: Callable[..., Any], entry: Mapping[str, Any]) -> dict
     return out
 
 
-def _vulkan_access(kernels: list[Callable[..., Any]], specs: Mapping[str, Mapping[str, Any]]
-                   ) -> tuple[dict[str, dict[str, AccessFlag]], dict[str, str]]:
+def _vulkan_access(
+    kernels: list[Callable[..., Any]], specs: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, dict[str, AccessFlag]], dict[str, str]]:
     """Run one child for all ``kernels``: access per ref, and the Taichi error per failed ref."""
     refs = [kernel_ref(k) for k in kernels]
     request = {
@@ -247,7 +248,7 @@ def _vulkan_access(kernels: list[Callable[..., Any]], specs: Mapping[str, Mappin
         "specs": {r: _specs_json(r, specs.get(r)) for r in refs},
     }
     start = time.perf_counter()
-    answer = run_child("graphlab.access:_vulkan_child", request, timeout=_CHILD_TIMEOUT_S)
+    answer = run_child("graphlab.kernelfacts.access:_vulkan_child", request, timeout=_CHILD_TIMEOUT_S)
     _STATE["last_child_s"] = time.perf_counter() - start
     if not answer["vulkan"]:
         raise ToolMissingError(
@@ -385,9 +386,9 @@ def _check_kernel(kernel: Any) -> Callable[..., Any]:
     return kernel  # type: ignore[no-any-return]
 
 
-def _vulkan_answers(kernels: list[Callable[..., Any]], keys: Mapping[str, str],
-                    specs: Mapping[str, Mapping[str, Any]], *, strict: bool
-                    ) -> dict[str, tuple[dict[str, AccessFlag] | None, str | None]]:
+def _vulkan_answers(
+    kernels: list[Callable[..., Any]], keys: Mapping[str, str], specs: Mapping[str, Mapping[str, Any]], *, strict: bool
+) -> dict[str, tuple[dict[str, AccessFlag] | None, str | None]]:
     """Vulkan's answer per ref from the caches or one child; ``(None, why)`` where it has none."""
     out: dict[str, tuple[dict[str, AccessFlag] | None, str | None]] = {}
     todo = []
@@ -436,8 +437,11 @@ def _vulkan_answers(kernels: list[Callable[..., Any]], keys: Mapping[str, str],
             continue
         why = f"Taichi could not compile it for Vulkan: {errors.get(ref, 'no metadata')}"
         open_params = [p for p in _open_params(k) if p not in specs.get(ref, {})]
-        hint = (f"parameters {', '.join(open_params)} leave the dtype or ndim open: pass arg_specs"
-                if open_params else "use source='ast'")
+        hint = (
+            f"parameters {', '.join(open_params)} leave the dtype or ndim open: pass arg_specs"
+            if open_params
+            else "use source='ast'"
+        )
         if strict:
             raise AccessError(f"kernel {ref}: {why}\n{hint}")
         _NO_VULKAN[_failure_key(key, ref, specs.get(ref))] = f"{why}\n{hint}"

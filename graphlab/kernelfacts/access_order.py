@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphlab.access_ast import AccessFlag, buffer_params, load_access, parse_function, resolve_callee
-from graphlab.carry import CarryError
+from graphlab.child.carry import CarryError
+from graphlab.kernelfacts.access_ast import AccessFlag, buffer_params, load_access, parse_function, resolve_callee
 
 __all__ = ["FirstAccess", "KernelOrder", "first_from_flags", "kernel_order", "reads_own_write"]
 
@@ -71,7 +71,7 @@ class KernelOrder:
 
     ``shaped_like[a] = {"b"}``: a top-level loop over ``b`` stores every element of ``a`` it visits, so
     ``a`` is write-first when the graph gives ``a`` and ``b`` the same shape (the kernel alone cannot
-    know; :mod:`graphlab.dataflow` checks the declared shapes).
+    know; :mod:`graphlab.analysis.dataflow` checks the declared shapes).
     """
 
     first: dict[str, FirstAccess]

@@ -37,12 +37,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphlab.access_ast import buffer_params, module_of, parse_function, resolve_callee
 from graphlab.bridge import is_taichi_function, python_function
-from graphlab.nodes import Dispatch
+from graphlab.kernelfacts.access_ast import buffer_params, module_of, parse_function, resolve_callee
+from graphlab.model.nodes import Dispatch
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = [
     "REPRODUCIBLE_HINT",

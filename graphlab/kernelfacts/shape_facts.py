@@ -27,7 +27,7 @@ value, so rebinding the constant later changes neither. A literal index ``x[3]``
 Everything else stays unchecked: offsets (``J[p + 1]``), indices computed from data
 (``grid[base + offset]``), accesses inside ``ti.func`` calls, loops over a scalar ``n``, accesses
 under an ``if``. :func:`kernel_unchecked_accesses` lists them; ``run(..., bounds="check")`` checks
-them by running the graph once under Taichi's own bounds checks (:mod:`graphlab.boundscheck`).
+them by running the graph once under Taichi's own bounds checks (:mod:`graphlab.run.boundscheck`).
 
 Examples
 --------
@@ -48,11 +48,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphlab.access_ast import buffer_params, module_of, parse_function, resolve_callee
-from graphlab.nodes import Dispatch
+from graphlab.kernelfacts.access_ast import buffer_params, module_of, parse_function, resolve_callee
+from graphlab.model.nodes import Dispatch
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = [
     "KernelShapeFact",

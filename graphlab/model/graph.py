@@ -3,14 +3,14 @@
 The model is plain data. Every edit goes through a method here, keeps the structure consistent
 (names unique, references resolvable, no sequence inside itself) or raises, bumps ``version`` and
 notifies observers. What a graph *means* (do bindings fit, what reads what) is answered by the
-functions in :mod:`graphlab.check`, :mod:`graphlab.dataflow` and friends. This class knows none
-of them: the public ``graphlab.Graph`` (:mod:`graphlab.conveniences`) adds the methods that
+functions in :mod:`graphlab.analysis.check`, :mod:`graphlab.analysis.dataflow` and friends. This class knows none
+of them: the public ``graphlab.Graph`` (:mod:`graphlab.api.graph`) adds the methods that
 validate, compile, run, render and save it.
 
 This module holds the building and editing API (dispatch, sequence, cond, loop, insert, move,
-group...); :class:`Graph` takes its reading API from :mod:`graphlab.graphdata`, its arg declarations
-from :mod:`graphlab.graphargs`, node location from :mod:`graphlab.locate` and unrolling from
-:mod:`graphlab.unroll`.
+group...); :class:`Graph` takes its reading API from :mod:`graphlab.model.graphdata`, its arg declarations
+from :mod:`graphlab.model.graphargs`, node location from :mod:`graphlab.model.locate` and unrolling from
+:mod:`graphlab.model.unroll`.
 
 Node ids are paths: ``init`` at the top, ``substep/p2g`` inside a use of sequence ``substep``.
 A step, one dispatch of the unrolled graph, has the id ``substep[k]/p2g``.
@@ -21,14 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
-from graphlab.errors import GraphError, KernelError
-from graphlab.graphargs import GraphArgs
-from graphlab.kernels import KernelInfo, kernel_info
-from graphlab.limits import check_every_problem, repeat_problem
-from graphlab.locate import join, parent_id, unique_name
-from graphlab.names import check_name, check_node_name
-from graphlab.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children, renamed, with_bindings
-from graphlab.spec import Arg
+from graphlab.core.errors import GraphError, KernelError
+from graphlab.core.limits import check_every_problem, repeat_problem
+from graphlab.core.names import check_name, check_node_name
+from graphlab.core.spec import Arg
+from graphlab.model.graphargs import GraphArgs
+from graphlab.model.kernels import KernelInfo, kernel_info
+from graphlab.model.locate import join, parent_id, unique_name
+from graphlab.model.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children, renamed, with_bindings
 
 Into = Union[str, "SequenceBuilder", None]
 
@@ -70,9 +70,9 @@ class SequenceBuilder:
 class Graph(GraphArgs):
     """A compute graph of Taichi kernels over symbolic args.
 
-    The model: reading, undo and observers (:class:`graphlab.graphdata.GraphData`), declaring args
-    (:class:`graphlab.graphargs.GraphArgs`), building and editing nodes (here). Users make the
-    public ``graphlab.Graph`` (:class:`graphlab.conveniences.Graph`), which adds the methods that
+    The model: reading, undo and observers (:class:`graphlab.model.graphdata.GraphData`), declaring args
+    (:class:`graphlab.model.graphargs.GraphArgs`), building and editing nodes (here). Users make the
+    public ``graphlab.Graph`` (:class:`graphlab.api.graph.Graph`), which adds the methods that
     validate, run, debug, render and save it.
 
     Examples
@@ -502,5 +502,3 @@ def _check_index(index: int | None, size: int, what: str) -> int:
     if isinstance(index, bool) or not isinstance(index, int) or not -size <= index < size:
         raise GraphError(f"{what}: index {index!r} is out of range 0..{size - 1}")
     return index % size if index < 0 else index
-
-

@@ -1,6 +1,6 @@
 """Declaring a graph's symbolic args: the args part of :class:`graphlab.Graph`'s editing API.
 
-An arg is a named, typed slot (:class:`graphlab.spec.Arg`) that dispatches bind and ``run`` fills.
+An arg is a named, typed slot (:class:`graphlab.core.spec.Arg`) that dispatches bind and ``run`` fills.
 :class:`GraphArgs` declares args from Taichi dtypes or existing values, changes their spec, role or
 name (rebinding every dispatch to it) and removes the unbound; each edit notifies observers.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graphlab.errors import GraphError
-from graphlab.graphdata import GraphData
-from graphlab.nodes import Dispatch, with_bindings
-from graphlab.spec import Arg, Dim, Role
+from graphlab.core.errors import GraphError
+from graphlab.core.spec import Arg, Dim, Role
+from graphlab.model.graphdata import GraphData
+from graphlab.model.nodes import Dispatch, with_bindings
 
 
 class GraphArgs(GraphData):
@@ -98,7 +98,7 @@ class GraphArgs(GraphData):
         >>> g.scalar("a", ti.i32)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
           ...
-        graphlab.errors.GraphError: GL004: arg 'a' is already declared as scalar f32, not scalar i32; ...
+        graphlab.core.errors.GraphError: GL004: arg 'a' is already declared as scalar f32, not scalar i32; ...
         """
         base, element_shape = _parse_dtype(dtype)
         if element_shape:

@@ -3,8 +3,8 @@
 :class:`GraphData` holds what a graph is (args, a top-level body, sequence definitions), answers
 questions about it (nodes by id, kernels, the uses of an arg, its unrolled steps and size), takes
 snapshots for undo and tells observers about edits. It changes nothing itself: the editing API
-(:mod:`graphlab.graph`, :mod:`graphlab.graphargs`) does, and every edit ends in :meth:`GraphData._changed`.
-Node location is :mod:`graphlab.locate`'s, unrolling and size :mod:`graphlab.unroll`'s.
+(:mod:`graphlab.model.graph`, :mod:`graphlab.model.graphargs`) does, and every edit ends in :meth:`GraphData._changed`.
+Node location is :mod:`graphlab.model.locate`'s, unrolling and size :mod:`graphlab.model.unroll`'s.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any
 
 import networkx as nx
 
-from graphlab import locate
-from graphlab.errors import GraphError
-from graphlab.kernels import KernelInfo
-from graphlab.names import check_name
-from graphlab.nodes import CONTROL, Cond, Dispatch, Loop, Node, children
-from graphlab.spec import Arg
-from graphlab.unroll import GraphSize, Step, measure, unroll
+from graphlab.core.errors import GraphError
+from graphlab.core.names import check_name
+from graphlab.core.spec import Arg
+from graphlab.model import locate
+from graphlab.model.kernels import KernelInfo
+from graphlab.model.nodes import CONTROL, Cond, Dispatch, Loop, Node, children
+from graphlab.model.unroll import GraphSize, Step, measure, unroll
 
 #: Edits after which the name index and the containment graph hold as kept (an added node updates both).
 _KEEPS_NAMES = frozenset(("node_added", "arg_added", "arg_changed"))
@@ -59,7 +59,7 @@ class GraphData:
         self.version = 0
         self._cache: dict[str, Any] = {}
         self._names = locate.NameIndex()
-        #: The containment graph (:func:`graphlab.locate.containment`), kept like the name index: made
+        #: The containment graph (:func:`graphlab.model.locate.containment`), kept like the name index: made
         #: on demand, extended by an added node, dropped by any other edit that may change it.
         self._tree: nx.DiGraph | None = None
         self._tree_checked = False  # whether _tree as it is now was found within MAX_NESTING
@@ -159,7 +159,7 @@ class GraphData:
         """How large the graph gets once unrolled, counted arithmetically (cached until the next edit).
 
         Repeats multiply along nesting and sum over siblings, so a graph whose unrolling would never
-        end is measured at once; validation refuses one past the limits (GL024, :mod:`graphlab.limits`).
+        end is measured at once; validation refuses one past the limits (GL024, :mod:`graphlab.core.limits`).
         """
         cached = self._cache.get("size")
         if cached is None:

@@ -22,22 +22,22 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar, overload
 
-from graphlab.errors import GraphError, GraphFileError, KernelError
-from graphlab.fileio import FileTooLargeError, atomic_write_text, read_limited
-from graphlab.graph import Graph, Into, SequenceBuilder
-from graphlab.graphdata import GraphState
-from graphlab.kernels import KernelRegistry, KernelSource
-from graphlab.limits import (
+from graphlab.core.errors import GraphError, GraphFileError, KernelError
+from graphlab.core.fileio import FileTooLargeError, atomic_write_text, read_limited
+from graphlab.core.limits import (
     MAX_ELEMENT_AXES,
     element_dim_problem,
     element_shape_problem,
     ndim_problem,
     repeat_problem,
 )
-from graphlab.names import check_dim_size, name_problem, shown
-from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
-from graphlab.nodes import Cond, Dispatch, Loop
-from graphlab.spec import Arg
+from graphlab.core.names import check_dim_size, name_problem, shown
+from graphlab.core.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
+from graphlab.core.spec import Arg
+from graphlab.model.graph import Graph, Into, SequenceBuilder
+from graphlab.model.graphdata import GraphState
+from graphlab.model.kernels import KernelRegistry, KernelSource
+from graphlab.model.nodes import Cond, Dispatch, Loop
 
 FORMAT = "graphlab.graph/1"
 G = TypeVar("G", bound=Graph)  # the class a graph file is read into
@@ -64,9 +64,9 @@ def dumps(graph: Graph) -> str:
 
 
 def save(graph: Graph, path: str | os.PathLike[str]) -> None:
-    """Write the file atomically (see :func:`graphlab.fileio.atomic_write_text`).
+    """Write the file atomically (see :func:`graphlab.core.fileio.atomic_write_text`).
 
-    The model and the loader share their limits (:mod:`graphlab.limits`, :mod:`graphlab.names`), so
+    The model and the loader share their limits (:mod:`graphlab.core.limits`, :mod:`graphlab.core.names`), so
     what the model holds loads back; the text is still read back with the loader before anything is
     written, so a file :func:`load` would refuse is never written: GraphFileError says why instead.
     """
@@ -139,7 +139,7 @@ def load(path: str | os.PathLike[str], *, kernels: KernelSource, graph_type: typ
 def read_graph_file(source: str | os.PathLike[str] | int, *, file: str) -> bytes:
     """The bytes of a graph file (a path, or a descriptor open for reading) named ``file`` in errors.
 
-    Read by :func:`graphlab.fileio.read_limited`: at most :data:`MAX_FILE_BYTES`, regular files only
+    Read by :func:`graphlab.core.fileio.read_limited`: at most :data:`MAX_FILE_BYTES`, regular files only
     (a FIFO or ``/dev/zero`` is refused, never read until memory runs out).
     """
     try:
@@ -217,7 +217,7 @@ class _Reader:
         return value
 
     def repeat(self, obj: Any, key: str, path: str, optional: bool = False) -> Any:
-        """A repeat count or max_iter, checked by the model's own rule (graphlab.limits.repeat_problem)."""
+        """A repeat count or max_iter, checked by the model's own rule (graphlab.core.limits.repeat_problem)."""
         value = self.field(obj, key, path, int, optional=optional)
         problem = None if value is None else repeat_problem(value)
         if problem is not None:
@@ -340,11 +340,11 @@ class _Reader:
             raise self.fail(f"{path}.{key}", f"no sequence {seq!r} is defined in $.sequences")
         if seq in stack:
             raise self.fail(f"{path}.{key}", f"GL015: sequence {seq!r} contains itself")
-        if len(stack) >= MAX_NESTING:  # the same limit the model keeps (graphlab.nesting)
+        if len(stack) >= MAX_NESTING:  # the same limit the model keeps (graphlab.core.nesting)
             raise self.fail(
                 f"{path}.{key}",
                 f"sequence {seq!r} would be nested {len(stack) + 1} deep ({' > '.join((*stack, seq))}), past "
-                f"the limit of {MAX_NESTING} (graphlab.nesting.MAX_NESTING); flatten a level",
+                f"the limit of {MAX_NESTING} (graphlab.core.nesting.MAX_NESTING); flatten a level",
             )
         return seq
 
@@ -355,7 +355,7 @@ class _Reader:
         self.body(state, builder, seq_body, f"{seq_path}.body", (*stack, seq))
 
     def arg(self, item: Any, path: str) -> Any:
-        # the same checks as the model's Arg (graphlab.limits, graphlab.names), here to name the JSON path
+        # the same checks as the model's Arg (graphlab.core.limits, graphlab.core.names), here to name the JSON path
         shape = self.field(item, "shape", path, list, optional=True)
         element_shape = self.field(item, "element_shape", path, list)
         ndim = self.field(item, "ndim", path, int)

@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from graphlab.errors import GraphError
-from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
+from graphlab.core.errors import GraphError
+from graphlab.model.nodes import Cond, Dispatch, Loop, SequenceUse
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph as GraphModel
+    from graphlab.model.graph import Graph as GraphModel
 
 IdKind = Literal["node", "step", "repetition"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from graphlab.bridge import is_kernel as is_kernel  # re-exported: "is this a plain @ti.kernel" was asked here
 from graphlab.bridge import kernel_primal
-from graphlab.errors import KernelError
-from graphlab.spec import describe_spec
+from graphlab.core.errors import KernelError
+from graphlab.core.spec import describe_spec
 
 
 @dataclass(frozen=True)

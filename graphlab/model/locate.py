@@ -1,10 +1,10 @@
 """Where a graph's nodes live: node ids resolved to a place, and which sequence holds which.
 
-A graph's content is a top-level body and sequence definitions by name (see :mod:`graphlab.graph`).
+A graph's content is a top-level body and sequence definitions by name (see :mod:`graphlab.model.graph`).
 The functions here read that content as plain data: they resolve a node id (``substep/p2g``,
 ``branch/then/halve``) to its container and index, a use id to the sequence definition it stands
 for, build the containment graph (which definition uses which) and refuse the edits that would
-make a sequence contain itself (GL015) or nest past :data:`graphlab.nesting.MAX_NESTING`.
+make a sequence contain itself (GL015) or nest past :data:`graphlab.core.nesting.MAX_NESTING`.
 :class:`graphlab.Graph` calls them with its own content; they change nothing.
 """
 
@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import networkx as nx
 
-from graphlab.errors import GraphError
-from graphlab.names import check_node_name
-from graphlab.nesting import MAX_NESTING
-from graphlab.nodes import Cond, Node, children
+from graphlab.core.errors import GraphError
+from graphlab.core.names import check_node_name
+from graphlab.core.nesting import MAX_NESTING
+from graphlab.model.nodes import Cond, Node, children
 
 #: The top level in the containment graph (sequence names are never empty).
 TOP = ""
@@ -236,6 +236,6 @@ def check_nesting(
     if len(chain) > MAX_NESTING:
         raise GraphError(
             f"sequences would nest {len(chain)} deep ({' > '.join(chain)}), past the limit of {MAX_NESTING} "
-            "(graphlab.nesting.MAX_NESTING); flatten a level, e.g. put the dispatches of a sequence "
+            "(graphlab.core.nesting.MAX_NESTING); flatten a level, e.g. put the dispatches of a sequence "
             "used once with repeat=1 into its parent"
         )

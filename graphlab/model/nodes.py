@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphlab.kernels import KernelInfo
+    from graphlab.model.kernels import KernelInfo
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from graphlab import ids
-from graphlab.errors import GraphError, GuardedLoopReplayError
-from graphlab.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children
+from graphlab.core.errors import GraphError, GuardedLoopReplayError
+from graphlab.model import ids
+from graphlab.model.nodes import Cond, Dispatch, Loop, Node, SequenceUse, children
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = [
     "Branch",
@@ -102,7 +102,7 @@ class Iterate:
     ``check_every``: a ``while_`` loop reads its flag after every ``check_every``-th iteration only;
     ``guarded``: yet it ends where reading every iteration would (see the module docstring);
     ``saves``: the args such a loop copies aside, as an exported manifest records them (a plan built
-    from a graph leaves them empty: ``run()`` finds them from the access facts, :mod:`graphlab.rollback`).
+    from a graph leaves them empty: ``run()`` finds them from the access facts, :mod:`graphlab.run.rollback`).
     """
 
     node_id: str
@@ -468,7 +468,7 @@ def run_plan(
 
     The cursor's semantics without its step bookkeeping (frames, step ids, the flag-read log), which
     only the debugger needs: a tight loop's iteration then costs a launch, not a cursor step
-    (``tests/test_check_every.py`` and ``tests/test_plan.py`` hold the two to the same events).
+    (``tests/analysis/test_check_every.py`` and ``tests/model/test_plan.py`` hold the two to the same events).
     ``launch_batch``: a ``while_`` loop with ``check_every=k`` whose body is one segment runs the
     k unguarded iterations between two flag reads as one launch when it returns True (same
     iterations, same events; one launch instead of k). ``rollback`` saves and restores the buffers of

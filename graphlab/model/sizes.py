@@ -20,7 +20,7 @@ Each caller raises the error of its own API (``GraphRunError``, ``VerifyError``,
 through the ``error`` factory, with its own way of giving a dim in the fix (``n=SIZE``,
 ``--dim n=SIZE``, ``dims={'n': SIZE}``).
 
->>> from graphlab.spec import Arg
+>>> from graphlab.core.spec import Arg
 >>> args = [Arg("x", "ndarray", "f32", 1, shape=("n",), role="input"),
 ...         Arg("grid", "ndarray", "f32", 2, shape=("G", "G"), role="temp"),
 ...         Arg("total", "ndarray", "f32", 0, role="temp")]
@@ -39,8 +39,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from graphlab.errors import GraphlabError
-from graphlab.names import check_dim_size, shown
+from graphlab.core.errors import GraphlabError
+from graphlab.core.names import check_dim_size, shown
 
 __all__ = ["SizedArg", "Sizes", "dim_names", "dims_problem", "resolve_sizes"]
 
@@ -49,7 +49,7 @@ ErrorFactory = Callable[[str, "str | None"], Exception]
 
 
 class SizedArg(Protocol):
-    """What sizing reads of an arg: a :class:`graphlab.spec.Arg`, of a graph or of manifest.json."""
+    """What sizing reads of an arg: a :class:`graphlab.core.spec.Arg`, of a graph or of manifest.json."""
 
     @property
     def name(self) -> str: ...

@@ -3,7 +3,7 @@
 A *step* is one dispatch of the unrolled graph (``substep[k]/p2g``). :func:`measure` counts
 dispatches, node ids and trace entries arithmetically (repeats multiply along nesting, sum over
 siblings), so a graph whose unrolling would never end is measured at once; :func:`unroll` refuses
-one past :data:`graphlab.limits.MAX_UNROLLED` (GL024). :class:`graphlab.Graph`'s ``size()``,
+one past :data:`graphlab.core.limits.MAX_UNROLLED` (GL024). :class:`graphlab.Graph`'s ``size()``,
 ``steps()`` and ``step_count()`` call these and cache the answers until the next edit.
 """
 
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from graphlab.errors import GraphError
-from graphlab.limits import MAX_UNROLLED
-from graphlab.locate import TOP, Sequences, body_of, containment
-from graphlab.nodes import CONTROL, Cond, Dispatch, Node, SequenceUse, children
+from graphlab.core.errors import GraphError
+from graphlab.core.limits import MAX_UNROLLED
+from graphlab.model.locate import TOP, Sequences, body_of, containment
+from graphlab.model.nodes import CONTROL, Cond, Dispatch, Node, SequenceUse, children
 
 if TYPE_CHECKING:
-    from graphlab.graphdata import GraphData
+    from graphlab.model.graphdata import GraphData
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class GraphSize:
 
     ``dispatches``: what Taichi builds to compile it, one dispatch per unrolled step. Without control
     flow that is the number of steps; with it, the sum over the compiled segments, where a loop body,
-    a branch or a repeated sequence holding control flow is compiled once (see graphlab.plan).
+    a branch or a repeated sequence holding control flow is compiled once (see graphlab.model.plan).
     ``node_ids``: node ids (a sequence used in two places has its nodes under both uses).
     ``trace``: entries of the data-flow trace validation walks (repeats and loops taken twice).
     ``largest``: the top-level node that contributes most dispatches (None for an empty graph).
@@ -54,7 +54,7 @@ class GraphSize:
 
 
 def too_many_dispatches(graph: str, count: int) -> str:
-    """The message for a graph past :data:`graphlab.limits.MAX_UNROLLED` (GL024)."""
+    """The message for a graph past :data:`graphlab.core.limits.MAX_UNROLLED` (GL024)."""
     return (
         f"graph {graph!r} unrolls to {count:,} dispatches, over the limit of {MAX_UNROLLED:,}: "
         "ti.graph builds one dispatch per unrolled step, so it would never finish compiling"

@@ -1,14 +1,14 @@
 """A checked run: the graph once under Taichi's own bounds checks, in a child process, before the real run.
 
 Taichi 1.7.4 checks no index of an ndarray (a short array is read and written past its end; on the
-CPU a segfault that kills the notebook). :mod:`graphlab.shape_facts` proves from the source what it
+CPU a segfault that kills the notebook). :mod:`graphlab.kernelfacts.shape_facts` proves from the source what it
 can (``J[p]`` in ``for p in x``), but an access under an ``if`` or with index arithmetic
 (``grid[base + offset]``) stays unchecked. Only ``ti.init(debug=True)`` checks those, and it makes
 every kernel slower and needs its own ``ti.init``. So ``run(..., bounds="check")`` sends the graph,
-its kernels (:mod:`graphlab.carry`) and copies of the run values to a fresh process, which runs the
+its kernels (:mod:`graphlab.child.carry`) and copies of the run values to a fresh process, which runs the
 graph once on x64 with ``debug=True`` and one thread (the first out-of-bounds index is then the same
 every time) and stops at the dispatch Taichi's check fails in (the debugger narrows a failing span
-to its dispatch). Here that becomes an :class:`~graphlab.errors.OutOfBoundsError` naming the
+to its dispatch). Here that becomes an :class:`~graphlab.core.errors.OutOfBoundsError` naming the
 dispatch, the arg and param, the index and the arg's shape, before anything runs in this process.
 
 The check always runs on x64, whatever this process's arch: Vulkan has no bounds checks in Taichi
@@ -27,20 +27,20 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from graphlab.carry import ChildRunError, carry_kernels, run_child
-from graphlab.errors import GraphRunError, OutOfBoundsError
-from graphlab.graphfile import dumps
-from graphlab.leftovers import scratch_prefix
-from graphlab.nodes import Dispatch
+from graphlab.child.carry import ChildRunError, carry_kernels, run_child
+from graphlab.core.errors import GraphRunError, OutOfBoundsError
+from graphlab.core.leftovers import scratch_prefix
+from graphlab.model.graphfile import dumps
+from graphlab.model.nodes import Dispatch
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["Bounds", "check_bounds", "checked_bounds", "parse_taichi_bounds_message"]
 
 #: ``"trust"``: run as Taichi does, unchecked indices; ``"check"``: a checked run in a child first.
 Bounds = Literal["trust", "check"]
-_CHILD = "graphlab.boundscheck_child:run_checked"
+_CHILD = "graphlab.debug.bounds_child:run_checked"
 #: Taichi 1.7.4's message (``TaichiAssertionError``) when ``debug=True`` catches an index.
 _TAICHI_OOB = re.compile(r"Out of bound access to ndarray at arg (\d+) with indices \[([-\d,\s]*)\]")
 

@@ -1,6 +1,6 @@
 """Compile a checked graph into a real ``ti.graph`` CompiledGraph and run it with checked values.
 
-The graph's :class:`~graphlab.plan.Plan` says what to compile: one ``ti.graph`` per segment (a graph
+The graph's :class:`~graphlab.model.plan.Plan` says what to compile: one ``ti.graph`` per segment (a graph
 without control flow is one segment, so one ti.graph), run in the order the plan's cursor visits
 them. Each segment is built as a user writes it by hand: top-level dispatches go to the
 GraphBuilder, a sequence becomes one Sequential appended ``repeat`` times (a sequence nested inside
@@ -8,7 +8,7 @@ another is unrolled into its parent's Sequential, since Taichi's Sequential only
 running costs what the hand-built graph costs; the only extra work per run is the value check.
 A ``while_`` loop with ``check_every=k`` whose body is one segment also gets that segment k times
 over in one ti.graph, so the k iterations between two flag reads are one launch, not k; a guarded
-one also gets the copy graphs that save and restore what its body writes (:mod:`graphlab.rollback`).
+one also gets the copy graphs that save and restore what its body writes (:mod:`graphlab.run.rollback`).
 """
 
 from __future__ import annotations
@@ -18,29 +18,29 @@ from typing import TYPE_CHECKING, Any
 
 import taichi as ti
 
-from graphlab.access import AccessFlag
-from graphlab.boundscheck import Bounds, check_bounds, checked_bounds
+from graphlab.analysis.check import check
+from graphlab.analysis.check.rules_targets import check_runnable
+from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.analysis.memory import TempAllocator
 from graphlab.bridge import runtime as bridge
-from graphlab.check import check
-from graphlab.check.rules_targets import check_runnable
-from graphlab.dataflow import dataflow_facts
-from graphlab.errors import GraphError, GraphRunError, StaleGraphError
-from graphlab.memory import TempAllocator
-from graphlab.nodes import Dispatch, Node, SequenceUse
-from graphlab.plan import ControlEvent, Iterate, Plan, Segment, build_plan, run_plan
-from graphlab.rollback import GuardedLoops
-from graphlab.runvalues import ValueChecker
-from graphlab.shape_facts import graph_shape_relations
-from graphlab.sizes import dim_names, resolve_sizes
+from graphlab.core.errors import GraphError, GraphRunError, StaleGraphError
+from graphlab.kernelfacts.access import AccessFlag
+from graphlab.kernelfacts.shape_facts import graph_shape_relations
+from graphlab.model.nodes import Dispatch, Node, SequenceUse
+from graphlab.model.plan import ControlEvent, Iterate, Plan, Segment, build_plan, run_plan
+from graphlab.model.sizes import dim_names, resolve_sizes
+from graphlab.run.boundscheck import Bounds, check_bounds, checked_bounds
+from graphlab.run.rollback import GuardedLoops
+from graphlab.run.values import ValueChecker
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 class CompiledGraph:
     """A compiled graph bound to the Taichi runtime it was built for.
 
-    ``run`` checks values first (see :mod:`graphlab.runvalues`) and refuses to touch Taichi once the
+    ``run`` checks values first (see :mod:`graphlab.run.values`) and refuses to touch Taichi once the
     runtime was reset, which would otherwise segfault the process.
     """
 
@@ -82,7 +82,7 @@ class CompiledGraph:
         """Check values and convert them for Taichi without running (used by the debugger too).
 
         A name that is a dim of the args' shapes, not an arg (``n=1024``), sizes the temps no value
-        sizes (:func:`graphlab.sizes.resolve_sizes`, the rule every runner of a graph follows).
+        sizes (:func:`graphlab.model.sizes.resolve_sizes`, the rule every runner of a graph follows).
         """
         if not self._token.is_current():
             raise StaleGraphError(
@@ -168,8 +168,8 @@ class CompiledGraph:
         """Run the graph once: ``c.run(x=F_x, v=F_v)`` or ``c.run({"x": F_x, ...})``.
 
         ``bounds="check"`` first runs the graph once on copies of the values in a child process under
-        Taichi's bounds checks (:mod:`graphlab.boundscheck`) and raises
-        :class:`~graphlab.errors.OutOfBoundsError` for the first index out of bounds, before anything
+        Taichi's bounds checks (:mod:`graphlab.run.boundscheck`) and raises
+        :class:`~graphlab.core.errors.OutOfBoundsError` for the first index out of bounds, before anything
         runs here. A graph arg named ``bounds`` goes in the ``values`` dict.
         """
         mode = checked_bounds(bounds, f"run() of graph {self.name!r}")

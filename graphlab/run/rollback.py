@@ -1,9 +1,9 @@
 """Saving and restoring what a guarded loop's body writes, on the device, for ``run()``.
 
-A ``guarded`` while loop (:mod:`graphlab.plan`) reads its flag every k iterations yet ends where a
+A ``guarded`` while loop (:mod:`graphlab.model.plan`) reads its flag every k iterations yet ends where a
 loop reading every iteration would: before each group of k iterations the buffers its body may
 write are copied aside, and a 0 read puts them back so the group can be replayed one read at a
-time. Which buffers: :func:`graphlab.guarded.guarded_writes`, so a buffer the body only reads costs
+time. Which buffers: :func:`graphlab.analysis.guarded.guarded_writes`, so a buffer the body only reads costs
 nothing. The copies are ``ti.graph`` launches of one copy kernel per
 buffer, queued in order with the body's launches; the arrays holding the copies are kept between
 runs while the shapes fit.
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import taichi as ti
 
+from graphlab.analysis.guarded import guarded_writes
 from graphlab.bridge import runtime as bridge
-from graphlab.errors import GraphError
-from graphlab.guarded import guarded_writes
-from graphlab.plan import Iterate, Plan
+from graphlab.core.errors import GraphError
+from graphlab.model.plan import Iterate, Plan
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["GuardedLoops", "GuardedRun", "saved_name"]
 

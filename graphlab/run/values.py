@@ -3,7 +3,7 @@
 Taichi 1.7.4 checks dtypes per dispatch (so a bad value for dispatch 2 fails after dispatch 1 has
 written) and concrete shapes never. Here every value is checked up front: missing and unknown
 names, kind, dtype, ndim, element shape, declared shapes and symbolic dims that must agree, and
-the shape relations read from the kernels' source (:mod:`graphlab.shape_facts`: ``J[p]`` in a loop
+the shape relations read from the kernels' source (:mod:`graphlab.kernelfacts.shape_facts`: ``J[p]`` in a loop
 over ``x`` needs ``J`` at least as long as ``x``), declared or not.
 
 How other values are taken (Taichi's own ``run`` refuses them):
@@ -22,10 +22,10 @@ How other values are taken (Taichi's own ``run`` refuses them):
 - refused too, as Taichi fails on them mid-run: a numpy array with a 0-length axis (Taichi cannot
   allocate it) and, for a float arg, an int too large for a float64.
 
-The checks shared with the exported module's runner (:mod:`graphlab.export.cruntime`): a numpy
+The checks shared with the exported module's runner (:mod:`graphlab.deploy.cruntime`): a numpy
 array's dtype and shape (:func:`array_problem`) and an int arg's values (:func:`number_problem`)
 are declared here once, beside symbolic dims agreeing across args and the rule that sizes temps
-(:mod:`graphlab.sizes`); each caller raises its own error with its own prefix.
+(:mod:`graphlab.model.sizes`); each caller raises its own error with its own prefix.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ import numpy as np
 
 from graphlab.bridge import runtime as bridge
 from graphlab.bridge import types as bridge_types
-from graphlab.errors import GraphRunError, StaleGraphError
-from graphlab.names import shown
-from graphlab.shape_facts import ShapeRelation, first_violation
-from graphlab.sizes import dim_names, dims_problem
-from graphlab.spec import NUMPY_DTYPES, Arg, is_float
+from graphlab.core.errors import GraphRunError, StaleGraphError
+from graphlab.core.names import shown
+from graphlab.core.spec import NUMPY_DTYPES, Arg, is_float
+from graphlab.kernelfacts.shape_facts import ShapeRelation, first_violation
+from graphlab.model.sizes import dim_names, dims_problem
 
 _INT_RANGES = {name: np.iinfo(np.dtype(np_name)) for name, np_name in NUMPY_DTYPES.items() if name[0] in "iu"}
 _FLOAT_INT_LIMIT = int(np.finfo(np.float64).max)  # a larger int cannot become a float
@@ -62,7 +62,7 @@ __all__ = [
 
 
 class ArgLike(Protocol):
-    """What a value is checked against: a :class:`graphlab.spec.Arg`, or an arg read from manifest.json."""
+    """What a value is checked against: a :class:`graphlab.core.spec.Arg`, or an arg read from manifest.json."""
 
     @property
     def name(self) -> str: ...

@@ -18,11 +18,11 @@ from test_control_flow import jacobi, jacobi_graph, residual_flag
 from test_export_control_flow import export, run_host, run_module, run_python
 
 import graphlab as gl
-from graphlab.compiled import MAX_BATCH_DISPATCHES, batched_bodies
-from graphlab.errors import GraphError
-from graphlab.export.errors import ManifestError
-from graphlab.export.manifest import read_manifest
-from graphlab.plan import Cursor, Iterate, build_plan, run_plan
+from graphlab.core.errors import GraphError
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.manifest import read_manifest
+from graphlab.model.plan import Cursor, Iterate, build_plan, run_plan
+from graphlab.run.compiled import MAX_BATCH_DISPATCHES, batched_bodies
 
 ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 
@@ -130,7 +130,9 @@ def assert_every_runner_takes(exported, graph: gl.Graph, start: int, tmp_path, w
     [event] = python_events
     assert (event.event.value, event.event.limit_reached) == (iterations, limited)
     assert host_events == python_events and module_events == python_events
-    assert host["counter"].tolist() == module["counter"].tolist() == expected["counter"].tolist() == [start - iterations]
+    assert (
+        host["counter"].tolist() == module["counter"].tolist() == expected["counter"].tolist() == [start - iterations]
+    )
 
 
 @pytest.mark.parametrize("start", [4, 6, 7, 30])
@@ -218,6 +220,7 @@ def test_run_plan_and_the_debuggers_cursor_agree(k, n, flags):
 def test_the_unguarded_iterations_between_reads_are_one_compiled_launch(ti_cpu):
     """run() launches a one-segment body's k iterations (and the shorter group before max_iter) as
     one ti.graph holding them: the same iterations and events as k launches."""
+
     def groups(g: gl.Graph) -> set[int]:
         return {times for _, times in batched_bodies(g, build_plan(g))}
 

@@ -4,7 +4,7 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import mpm88_graph
+from graphlab.api.examples import mpm88_graph
 
 pytestmark = pytest.mark.usefixtures("ti_cpu")
 
@@ -164,7 +164,8 @@ def test_gl016_names_that_cannot_survive_export():
     g.rename_arg("int", "counts")
     assert codes(g) == []
     assert "gl.Graph('static_')" in str(gl.Graph("static").validate(access="ast")[0]) or any(
-        "gl.Graph('static_')" in (d.hint or "") for d in gl.Graph("static").validate(access="ast"))
+        "gl.Graph('static_')" in (d.hint or "") for d in gl.Graph("static").validate(access="ast")
+    )
 
 
 def test_gl017_names_that_clash_after_mangling():
@@ -217,7 +218,7 @@ def test_stable_fluid_graphs_validate_clean(stable_fluid):
 def test_every_listed_code_is_reported_by_some_rule_or_refusal():
     from pathlib import Path
 
-    from graphlab.check import RULES
+    from graphlab.analysis.check import RULES
 
     package = Path(gl.__file__).parent
     sources = "".join(p.read_text() for p in package.rglob("*.py") if p.name != "registry.py")

@@ -1,10 +1,9 @@
 """``to_code`` gives plain ti.graph code that runs and computes what graphlab computes."""
 
-
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import copy_buffers, mpm88_buffers, mpm88_graph
+from graphlab.api.examples import copy_buffers, mpm88_buffers, mpm88_graph
 
 
 def test_to_code_executes_and_gives_identical_results(mpm88):

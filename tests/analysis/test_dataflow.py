@@ -5,8 +5,8 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.dataflow import dataflow_facts, dependency_order
-from graphlab.examples import mpm88_graph
+from graphlab.analysis.dataflow import dataflow_facts, dependency_order
+from graphlab.api.examples import mpm88_graph
 
 READ, WRITE, RW = 1, 2, 3
 
@@ -43,8 +43,12 @@ def test_dataflow_graph_has_buffers_dispatches_and_sequences(mpm88):
 
 def test_dependency_order_respects_program_order(mpm88):
     order = dependency_order(mpm88_graph(mpm88, substeps=2))
-    assert order == ["substep/substep_reset_grid", "substep/substep_p2g", "substep/substep_update_grid_v",
-                     "substep/substep_g2p"]
+    assert order == [
+        "substep/substep_reset_grid",
+        "substep/substep_p2g",
+        "substep/substep_update_grid_v",
+        "substep/substep_g2p",
+    ]
 
 
 def test_facts_are_cached_until_the_next_edit(ti_cpu):

@@ -16,10 +16,10 @@ from test_export_control_flow import export
 from test_textures import fill
 
 import graphlab as gl
-from graphlab.errors import GraphError, GraphFileError, ReplayError
-from graphlab.export.errors import ManifestError
-from graphlab.export.manifest import read_manifest
-from graphlab.plan import Iterate, build_plan, run_plan
+from graphlab.core.errors import GraphError, GraphFileError, ReplayError
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.manifest import read_manifest
+from graphlab.model.plan import Iterate, build_plan, run_plan
 from graphlab.widget.view import graph_view
 
 

@@ -9,8 +9,8 @@ import taichi as ti
 from test_control_flow import add_one, halve, threshold
 
 import graphlab as gl
-from graphlab.examples import mpm88_graph
-from graphlab.render import MAX_DRAWN_NODES, to_svg, write
+from graphlab.analysis.render import MAX_DRAWN_NODES, to_svg, write
+from graphlab.api.examples import mpm88_graph
 
 
 def test_program_view_draws_a_sequence_once_with_its_repeat(mpm88):

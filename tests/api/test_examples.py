@@ -6,7 +6,7 @@ import numpy as np
 import taichi as ti
 from graphs import fluid_graphs
 
-from graphlab.examples import copy_buffers, hand_built_mpm88, mpm88_buffers, mpm88_graph
+from graphlab.api.examples import copy_buffers, hand_built_mpm88, mpm88_buffers, mpm88_graph
 
 
 def test_mpm88_500_substeps_bit_identical_to_hand_built_graph(mpm88):

@@ -14,7 +14,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).parent.parent.parent / "notebooks"
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +30,14 @@ def kernel_name() -> str:
 
 @pytest.mark.parametrize("name", ["quickstart.ipynb", "mpm88_debug.ipynb", "export.ipynb", "random_init.ipynb"])
 def test_notebook_runs_without_errors(name, kernel_name, tmp_path):
-    shutil.copytree(NOTEBOOKS, tmp_path / "notebooks", ignore=shutil.ignore_patterns("out", "*.graph.json", ".ipynb_checkpoints"))
+    shutil.copytree(
+        NOTEBOOKS, tmp_path / "notebooks", ignore=shutil.ignore_patterns("out", "*.graph.json", ".ipynb_checkpoints")
+    )
     path = tmp_path / "notebooks" / name
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name=kernel_name, resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, timeout=600, kernel_name=kernel_name, resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute()
     errors = [
         f"cell {i}: {out.get('ename')}: {out.get('evalue')}"

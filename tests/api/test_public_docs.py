@@ -70,7 +70,7 @@ def test_help_of_gl_export_shows_the_export_function():
 def test_signature_of_gl_export_is_the_function_and_import_stays_light():
     code = (
         "import inspect, sys, graphlab as gl\n"
-        "assert 'graphlab.export.exporter' not in sys.modules, 'import graphlab loaded the exporter'\n"
+        "assert 'graphlab.deploy.exporter' not in sys.modules, 'import graphlab loaded the exporter'\n"
         "print(list(inspect.signature(gl.export).parameters))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

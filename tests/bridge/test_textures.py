@@ -21,8 +21,8 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import load_taichi_example
-from graphlab.export.verify import run_host
+from graphlab.api.examples import load_taichi_example
+from graphlab.deploy.verify import run_host
 
 ROOT = Path(gl.__file__).resolve().parents[1]  # the child imports this same graphlab
 

@@ -14,7 +14,7 @@ import pytest
 import taichi as ti
 
 from graphlab.bridge import python_function
-from graphlab.carry import (
+from graphlab.child.carry import (
     CarryError,
     ChildRunError,
     KernelPayload,
@@ -23,9 +23,9 @@ from graphlab.carry import (
     load_kernels,
     run_child,
 )
-from graphlab.errors import KernelError
+from graphlab.core.errors import KernelError
 
-TESTS = str(Path(__file__).resolve().parent)
+TESTS = str(Path(__file__).resolve().parent.parent)
 
 MODULE_SOURCE = textwrap.dedent(
     """
@@ -155,8 +155,7 @@ def test_kernels_compute_the_same_in_a_child(module_kernel, path_kernel, cell, t
     payload = carry_kernels(kernels)
     assert payload.refs == [ref for ref, _ in CALLS]
 
-    child = run_child("test_carry:_child_compute", {"payload": payload.to_dict(), "calls": CALLS},
-                      sys_path=[TESTS])
+    child = run_child("test_carry:_child_compute", {"payload": payload.to_dict(), "calls": CALLS}, sys_path=[TESTS])
 
     here = run_calls({kernel_ref(k): k for k in kernels}, json.loads(json.dumps(CALLS)))
     assert child == here
@@ -212,7 +211,8 @@ def test_a_kernel_closing_over_a_field_is_refused(ti_cpu):
 )
 def test_globals_that_are_not_constants_are_refused(setup, global_name, what):
     cell = define_cell(
-        "import taichi as ti\n" + setup
+        "import taichi as ti\n"
+        + setup
         + "@ti.kernel\ndef k(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):\n    x[0] = helper\n"
     )
     with pytest.raises(CarryError, match=f"uses global '{global_name}', {what}"):
@@ -252,7 +252,7 @@ def test_a_module_file_changed_since_import_is_refused(tmp_path, monkeypatch):
 
 def test_a_child_error_names_its_type():
     with pytest.raises(ChildRunError, match="AttributeError") as err:
-        run_child("graphlab.carry:no_such_function", {})
+        run_child("graphlab.child.carry:no_such_function", {})
     assert err.value.child_type == "AttributeError"
 
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from compare_kernels import SIN_SPLIT, loop_graph, planted_graph
 
-from graphlab import cli_compare
+from graphlab.cli import compare as cli_compare
 from graphlab.cli import main
 from graphlab.debug import compare
-from graphlab.graphfile import save
+from graphlab.model.graphfile import save
 
-KERNELS = str(Path(__file__).with_name("compare_kernels.py"))
+KERNELS = str(Path(__file__).parent.parent / "compare_kernels.py")
 N = 4096
 
 

@@ -28,11 +28,11 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.errors import FileWriteError, GraphlabError
-from graphlab.export.errors import ExportSizeWarning, OutputPathError
-from graphlab.export.verify import VerifyError
+from graphlab.core.errors import FileWriteError, GraphlabError
+from graphlab.deploy.errors import ExportSizeWarning, OutputPathError
+from graphlab.deploy.verify import VerifyError
 
-ROOT = str(Path(__file__).resolve().parents[1])
+ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 @ti.kernel
@@ -104,7 +104,7 @@ def test_save_past_the_file_size_limit_names_the_limit(tmp_path):
     script = textwrap.dedent(
         """
         import resource, signal, sys
-        from graphlab.fileio import atomic_write_text
+        from graphlab.core.fileio import atomic_write_text
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
         try:
@@ -136,7 +136,7 @@ def test_export_on_a_full_disk_says_so_and_leaves_nothing(ti_cpu, full_fs):
 RACE = """
 import json, sys
 from pathlib import Path
-from graphlab.export.folders import move_into_place, temporary_folder
+from graphlab.deploy.folders import move_into_place, temporary_folder
 target = Path(sys.argv[1])
 for i in range(int(sys.argv[2])):
     tmp = temporary_folder(target)

@@ -15,8 +15,8 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
+from graphlab.core.errors import GuardedLoopReplayError
 from graphlab.debug import DebugOptions, RebuildError
-from graphlab.errors import GuardedLoopReplayError
 
 PACKAGE = Path(gl.__file__).parent
 
@@ -95,7 +95,7 @@ def _replay_error_classes() -> list[tuple[str, str]]:
 
 def test_every_replay_error_class_is_a_gl_replay_error():
     classes = _replay_error_classes()
-    assert ("graphlab.errors", "GuardedLoopReplayError") in classes
+    assert ("graphlab.core.errors", "GuardedLoopReplayError") in classes
     outside = [f"{m}.{n}" for m, n in classes if not issubclass(getattr(importlib.import_module(m), n), gl.ReplayError)]
     assert outside == []
 

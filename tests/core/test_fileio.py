@@ -2,7 +2,7 @@
 
 A file's reported size is not its size (``/dev/zero`` and ``/proc`` files report 0) and a FIFO
 blocks its reader until someone writes: ``gl.load``, the viewer's drawing and ``read_manifest`` all
-read through :func:`graphlab.fileio.read_limited`, which refuses anything but a regular file before
+read through :func:`graphlab.core.fileio.read_limited`, which refuses anything but a regular file before
 the first read and reads at most its limit plus one byte. Each case runs in a child with a deadline,
 so a reader that blocks or eats memory fails the test instead of hanging the suite.
 """
@@ -18,17 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from graphlab import doc_kernels
-from graphlab.export.manifest import load_manifest_json
-from graphlab.fileio import FileTooLargeError, read_limited
+from graphlab.api import doc_kernels
+from graphlab.core.fileio import FileTooLargeError, read_limited
+from graphlab.deploy.manifest import load_manifest_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 #: How each reader is called on ``PATH`` in the child; it prints the error it raised, or "read".
 READERS = {
     "load": "import graphlab as gl; gl.load(PATH, kernels={})",
     "draw_file": "from graphlab.fileview.drawing import draw_file; draw_file(PATH)",
-    "read_manifest": "from graphlab.export import read_manifest; read_manifest(Path(PATH).parent)",
+    "read_manifest": "from graphlab.deploy import read_manifest; read_manifest(Path(PATH).parent)",
 }
 
 
@@ -121,7 +121,7 @@ def test_a_listed_module_file_swapped_for_a_fifo_or_folder_is_named_as_such(tmp_
     """A module file turned into a FIFO was reported "missing since export"; it is there, and not a file."""
     code = textwrap.dedent(f"""
         import contextlib, taichi as ti, graphlab as gl
-        from graphlab import doc_kernels
+        from graphlab.api import doc_kernels
         with contextlib.redirect_stdout(None):
             ti.init(arch=ti.cpu, log_level=ti.WARN)
         gl.export(doc_kernels.demo_graph(), {str(tmp_path / "m")!r}, arch="x64", dims={{"n": 4}}, progress=False)

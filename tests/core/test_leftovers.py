@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from graphlab.childrun import run_child
-from graphlab.fileio import atomic_write_text
-from graphlab.leftovers import owner_tag, scratch_prefix
+from graphlab.child.process import run_child
+from graphlab.core.fileio import atomic_write_text
+from graphlab.core.leftovers import owner_tag, scratch_prefix
 
-TESTS = str(Path(__file__).resolve().parent)
-ROOT = str(Path(__file__).resolve().parents[1])
+TESTS = str(Path(__file__).resolve().parent.parent)
+ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 def gone(pid: int) -> bool:
@@ -91,7 +91,7 @@ def start_parent(script: str, started: list[int]) -> subprocess.Popen[str]:
 
 
 RUN_CHILD_PARENT = f"""
-from graphlab.childrun import run_child
+from graphlab.child.process import run_child
 run_child("leftover_helpers:sleep", {{"seconds": 120}}, sys_path=[{TESTS!r}])
 """
 
@@ -158,7 +158,7 @@ def test_a_compare_child_busy_in_a_command_dies_with_its_killed_parent(started):
 
 SAVE_PARENT = """
 import os, signal, sys
-from graphlab.fileio import atomic_write_text
+from graphlab.core.fileio import atomic_write_text
 os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # die as a kill -9 mid-save would
 atomic_write_text(sys.argv[1], "x" * 5_000_000)
 """

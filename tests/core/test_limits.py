@@ -19,8 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphlab as gl
-from graphlab.graphfile import dumps
-from graphlab.limits import (
+from graphlab.core.limits import (
     MAX_ELEMENT_DIM,
     MAX_EXPANDED,
     MAX_NDIM,
@@ -28,8 +27,9 @@ from graphlab.limits import (
     MAX_UNROLLED,
     TEXTURE_FORMATS,
 )
-from graphlab.names import MAX_DIM_SIZE
-from graphlab.spec import DTYPES, ROLES, Arg
+from graphlab.core.names import MAX_DIM_SIZE
+from graphlab.core.spec import DTYPES, ROLES, Arg
+from graphlab.model.graphfile import dumps
 
 pytestmark = pytest.mark.usefixtures("ti_cpu")
 
@@ -56,7 +56,9 @@ def arg_specs(draw, name):
         fmt = draw(st.sampled_from(TEXTURE_FORMATS)) if kind == "rw_texture" else None
         return Arg(name, kind, None, draw(st.integers(0, MAX_NDIM)), (), fmt, role)
     dtype = draw(st.sampled_from(DTYPES))
-    element = draw(st.lists(st.integers(1, MAX_ELEMENT_DIM), min_size=int(kind == "matrix"), max_size=2 * (kind != "scalar")))
+    element = draw(
+        st.lists(st.integers(1, MAX_ELEMENT_DIM), min_size=int(kind == "matrix"), max_size=2 * (kind != "scalar"))
+    )
     if kind != "ndarray":
         return Arg(name, kind, dtype, 0, tuple(element), None, role)
     ndim = draw(st.integers(0, MAX_NDIM))

@@ -1,4 +1,4 @@
-"""One name grammar at every boundary (graphlab.names), and escaping in every emitter.
+"""One name grammar at every boundary (graphlab.core.names), and escaping in every emitter.
 
 A dims key once went unescaped into the generated ``main.c`` that ``gl.verify`` compiles and runs:
 code ran from ``gl.export``, ``graphlab export --dim`` and the widget's export panel. These tests
@@ -22,15 +22,15 @@ from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.cli import main
-from graphlab.diagnostics import Diagnostic
-from graphlab.errors import GraphError, GraphFileError
-from graphlab.export import hostgen
-from graphlab.export.cruntime import GraphSpec, Manifest
-from graphlab.export.errors import HostGenError, ManifestError
-from graphlab.export.exporter import ExportError
-from graphlab.export.manifest import _Reader
-from graphlab.names import MAX_DIM_SIZE, MAX_NAME_LENGTH, check_dim_size, check_name, check_node_name
-from graphlab.spec import Arg
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.errors import GraphError, GraphFileError
+from graphlab.core.names import MAX_DIM_SIZE, MAX_NAME_LENGTH, check_dim_size, check_name, check_node_name
+from graphlab.core.spec import Arg
+from graphlab.deploy import hostgen
+from graphlab.deploy.cruntime import GraphSpec, Manifest
+from graphlab.deploy.errors import HostGenError, ManifestError
+from graphlab.deploy.exporter import ExportError
+from graphlab.deploy.manifest import _Reader
 
 
 @ti.kernel
@@ -330,7 +330,7 @@ def test_the_c_host_refuses_dims_past_u32(tmp_path):
 TRICKY = [
     'n", 1}}; int x = system("touch /tmp/x"); //',
     "ends in a backslash \\",
-    "\\\\ two, then a quote \\\"",
+    '\\\\ two, then a quote \\"',
     "trigraphs ??/ ??= ??' ??( ??) ??! ??< ??> ??-",
     "line\nbreak\r\ttab\x0bvt\x1besc\x7fdel",
     "\x01" + "234 octal must not swallow digits",
@@ -396,7 +396,7 @@ def test_dot_tooltips_cannot_break_out(ti_cpu):
 
 
 def test_dot_labels_are_never_html():
-    from graphlab.render import _digraph
+    from graphlab.analysis.render import _digraph
 
     dot = _digraph()(name="g")
     dot.node("a", "<<b>html</b>>", tooltip="<i>x</i>")
@@ -406,7 +406,7 @@ def test_dot_labels_are_never_html():
 
 
 def test_emitters_check_names_again_when_the_model_is_bypassed(ti_cpu):
-    from graphlab.render import _digraph
+    from graphlab.analysis.render import _digraph
 
     g = gl.Graph("g" * MAX_NAME_LENGTH)
     a = g.ndarray("a" * MAX_NAME_LENGTH, ti.f32, ndim=1)

@@ -17,7 +17,7 @@ import taichi as ti
 from compare_kernels import SIN_SPLIT, blit, branch_graph, late_graph, loop_graph, planted_graph
 
 import graphlab as gl
-from graphlab.childrun import ChildRunError
+from graphlab.child.process import ChildRunError
 from graphlab.debug import compare
 from graphlab.debug.compare import Divergence
 from graphlab.debug.session_errors import DebugError

@@ -16,7 +16,7 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.childrun import ChildRunError
+from graphlab.child.process import ChildRunError
 from graphlab.debug.session_errors import DebugError
 
 MODULE = """\

@@ -4,7 +4,7 @@ which then skips a Vulkan probe its parent already saw fail."""
 import taichi as ti
 
 import graphlab as gl
-from graphlab.dataflow import access_mode, assume_access, dataflow_facts
+from graphlab.analysis.dataflow import access_mode, assume_access, dataflow_facts
 
 
 @ti.kernel

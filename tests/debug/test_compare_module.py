@@ -16,7 +16,7 @@ from compare_kernels import SIN_SPLIT, late_graph, loop_graph, planted_graph
 
 import graphlab as gl
 from graphlab.debug.session import DebugSession
-from graphlab.export.errors import ExportError
+from graphlab.deploy.errors import ExportError
 
 N = 4096
 

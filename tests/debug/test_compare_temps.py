@@ -16,9 +16,9 @@ from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 import graphlab as gl
 from graphlab.cli import main
 from graphlab.debug.compare import buffer_divergence, differ
-from graphlab.graphfile import save
+from graphlab.model.graphfile import save
 
-KERNELS = str(Path(__file__).with_name("temps_kernels.py"))
+KERNELS = str(Path(__file__).parent.parent / "temps_kernels.py")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import taichi as ti
 from compare_kernels import late_graph, planted_graph
 
 import graphlab as gl
-from graphlab.childrun import ChildRunError
+from graphlab.child.process import ChildRunError
 from graphlab.debug.compare import compare_runs
 from graphlab.debug.compare_children import ChildPool
 from graphlab.debug.session import DebugSession
@@ -92,7 +92,7 @@ def test_the_process_stops_at_interpreter_exit(tmp_path):
     script = tmp_path / "leave_open.py"
     script.write_text(
         "import sys\nimport taichi as ti\nimport graphlab as gl\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent.parent)!r})\n"
         "from compare_kernels import planted_graph\n"
         "ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)\n"
         "dbg = planted_graph(1).debug({n: ti.ndarray(ti.f32, 8) for n in 'xyzw'})\n"

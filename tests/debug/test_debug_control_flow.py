@@ -13,7 +13,7 @@ from test_control_flow import N, add_one, halve, init_flag, jacobi, jacobi_graph
 
 import graphlab as gl
 from graphlab.debug import DebugError
-from graphlab.plan import ControlEvent
+from graphlab.model.plan import ControlEvent
 
 TOL = 1e-4
 

@@ -10,7 +10,7 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.nodes import Loop
+from graphlab.model.nodes import Loop
 
 F1 = ti.types.ndarray(dtype=ti.f32, ndim=1)
 I1 = ti.types.ndarray(dtype=ti.i32, ndim=1)

@@ -8,10 +8,10 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
+from graphlab.api.examples import copy_buffers, load_taichi_example, mpm88_buffers, mpm88_graph
 from graphlab.debug import DebugError, DebugOptions, StaleViewError
 from graphlab.debug.expr import ExprError
 from graphlab.debug.pictures import png_size
-from graphlab.examples import copy_buffers, load_taichi_example, mpm88_buffers, mpm88_graph
 
 NAMES = ("x", "v", "C", "J", "grid_v", "grid_m")
 NAN_REP = 37
@@ -304,4 +304,3 @@ def test_long_continue_compiles_few_segments():
     dbg.continue_()
     assert dbg.segments == first  # cached by shape: nothing new to build
     assert dbg.goto(3).index == 3 and values.to_numpy()[0] == 3.0
-

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import graphlab.debug
+from graphlab.api.doc_kernels import demo_graph
 from graphlab.debug.session import DebugError, DebugSession
-from graphlab.doc_kernels import demo_graph
-from graphlab.export.errors import ManifestError
+from graphlab.deploy.errors import ManifestError
 
 DEBUG = Path(graphlab.debug.__file__).parent
 SESSION_MODULES = sorted(DEBUG.glob("session*.py"))
@@ -59,7 +59,7 @@ def test_the_debugger_does_not_reach_the_exporter_through_the_uses(path):
         else:
             continue
         for name in names:
-            assert not name.startswith(("graphlab.conveniences", "graphlab.uses", "graphlab.export")), (
+            assert not name.startswith(("graphlab.api.graph", "graphlab.uses", "graphlab.deploy")), (
                 f"{path.name} imports {name}"
             )
 

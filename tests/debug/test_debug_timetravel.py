@@ -8,9 +8,9 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
+from graphlab.api.examples import copy_buffers, mpm88_buffers, mpm88_graph
 from graphlab.debug import DebugOptions
 from graphlab.debug.snapshots import nbytes
-from graphlab.examples import copy_buffers, mpm88_buffers, mpm88_graph
 
 NAMES = ("x", "v", "C", "J", "grid_v", "grid_m")
 

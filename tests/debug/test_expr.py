@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphlab.debug.expr as expr_mod
+from graphlab.core.errors import GraphlabError
 from graphlab.debug.expr import ELEMENTWISE, REDUCTIONS, ExprError, compile_expr
-from graphlab.errors import GraphlabError
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Property: a breakpoint condition or watch typed into a live debug session parses or is refused, never executed.
 
-tests/test_debug_expr.py fuzzes the expression compiler alone; here the text goes through the
+tests/debug/test_expr.py fuzzes the expression compiler alone; here the text goes through the
 session's own entry points (``break_when``, ``watch``), mixed with attempts to escape into Python:
 ``__import__``, attribute walks to ``__globals__``/``__subclasses__``, ``open``, calls that would
 write a buffer. None may run: a sentinel file must not appear, no buffer may change, and a refused
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import graphlab as gl
+from graphlab.api.doc_kernels import demo_graph
 from graphlab.debug.expr import ExprError
-from graphlab.doc_kernels import demo_graph
 
 ESCAPES = [
     '__import__("os").mkdir(SENTINEL)',

@@ -15,9 +15,9 @@ import taichi as ti
 from workloads.row_normalise import normalise_rows  # the corpus kernel: break in its inner loop
 
 import graphlab as gl
-from graphlab.access_ast import ast_access
-from graphlab.access_order import FirstAccess, kernel_order
-from graphlab.shape_facts import kernel_shape_facts
+from graphlab.kernelfacts.access_ast import ast_access
+from graphlab.kernelfacts.access_order import FirstAccess, kernel_order
+from graphlab.kernelfacts.shape_facts import kernel_shape_facts
 
 V1 = ti.types.ndarray(dtype=ti.f32, ndim=1)
 V2 = ti.types.ndarray(dtype=ti.f32, ndim=2)

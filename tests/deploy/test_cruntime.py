@@ -1,4 +1,4 @@
-"""graphlab.export.cruntime: exported modules run through Taichi's C runtime, from Python.
+"""graphlab.deploy.cruntime: exported modules run through Taichi's C runtime, from Python.
 
 A module is exported by hand with Taichi's own AOT API in a child process (tests/aot_kernels.py;
 Taichi allows one ti.aot.Module per ti.init), which also records what Taichi's Python runtime
@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphlab.errors import GraphlabError, GraphRunError, ToolMissingError
-from graphlab.export import capi_ctypes, cruntime
-from graphlab.export.cruntime import load_module
-from graphlab.export.errors import CRuntimeError, ManifestError, UnknownGraphError
+from graphlab.core.errors import GraphlabError, GraphRunError, ToolMissingError
+from graphlab.deploy import capi_ctypes, cruntime
+from graphlab.deploy.cruntime import load_module
+from graphlab.deploy.errors import CRuntimeError, ManifestError, UnknownGraphError
 
-AOT_KERNELS = Path(__file__).with_name("aot_kernels.py")
+AOT_KERNELS = Path(__file__).parent.parent / "aot_kernels.py"
 FRAMES = 3
 ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 

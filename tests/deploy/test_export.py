@@ -20,14 +20,14 @@ import taichi as ti
 from graphs import fluid_graphs
 
 import graphlab as gl
-from graphlab.carry import CarryError, ChildRunError
-from graphlab.errors import GraphError, ToolMissingError
-from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
-from graphlab.export import exporter
-from graphlab.export._child import KILL_AT_ENV
-from graphlab.export.exporter import ExportError, OutputPathError
-from graphlab.export.manifest import read_manifest
-from graphlab.export.verify import make_inputs, run_python
+from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
+from graphlab.child.carry import CarryError, ChildRunError
+from graphlab.core.errors import GraphError, ToolMissingError
+from graphlab.deploy import exporter
+from graphlab.deploy._child import KILL_AT_ENV
+from graphlab.deploy.exporter import ExportError, OutputPathError
+from graphlab.deploy.manifest import read_manifest
+from graphlab.deploy.verify import make_inputs, run_python
 
 ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 SUBSTEPS = 20

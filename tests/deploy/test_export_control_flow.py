@@ -20,13 +20,13 @@ import taichi as ti
 from test_control_flow import add_one, halve, jacobi_graph, threshold
 
 import graphlab as gl
-from graphlab.export import hostgen
-from graphlab.export.control import FrameEvent, parse_event_lines
-from graphlab.export.errors import ManifestError
-from graphlab.export.exporter import ExportError
-from graphlab.export.manifest import read_manifest
-from graphlab.export.report import VerifyReport
-from graphlab.plan import Branch, ControlEvent, Iterate, Repeat, Segment
+from graphlab.deploy import hostgen
+from graphlab.deploy.control import FrameEvent, parse_event_lines
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.exporter import ExportError
+from graphlab.deploy.manifest import read_manifest
+from graphlab.deploy.report import VerifyReport
+from graphlab.model.plan import Branch, ControlEvent, Iterate, Repeat, Segment
 
 ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 N = 32

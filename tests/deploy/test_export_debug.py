@@ -16,10 +16,10 @@ from compare_kernels import loop_graph, planted_graph
 from test_compare_module import planted_arrays, planted_session
 
 import graphlab as gl
-from graphlab.export import module_runner
-from graphlab.export.errors import ExportError, ManifestError, UnknownGraphError
-from graphlab.export.manifest import read_manifest
-from graphlab.export.module_runner import ModuleRunner
+from graphlab.deploy import module_runner
+from graphlab.deploy.errors import ExportError, ManifestError, UnknownGraphError
+from graphlab.deploy.manifest import read_manifest
+from graphlab.deploy.module_runner import ModuleRunner
 
 ORDER = [f"rounds/{k}" for k in ("scale", "wobble", "scramble", "feed")] * 3
 

@@ -26,15 +26,15 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.errors import GraphlabError
-from graphlab.export import exporter, folders
-from graphlab.export.control import plan_to_json
-from graphlab.export.errors import ManifestError, OutputPathError
-from graphlab.export.manifest import read_manifest
-from graphlab.export.values import exported_args
-from graphlab.export.verify import VerifyError, run_python
-from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING
-from graphlab.plan import build_plan
+from graphlab.core.errors import GraphlabError
+from graphlab.core.nesting import MAX_JSON_DEPTH, MAX_NESTING
+from graphlab.deploy import exporter, folders
+from graphlab.deploy.control import plan_to_json
+from graphlab.deploy.errors import ManifestError, OutputPathError
+from graphlab.deploy.manifest import read_manifest
+from graphlab.deploy.values import exported_args
+from graphlab.deploy.verify import VerifyError, run_python
+from graphlab.model.plan import build_plan
 
 
 @ti.kernel

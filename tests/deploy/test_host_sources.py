@@ -1,6 +1,6 @@
 """The C host's sources are package data, and what hostgen makes of them compiles without a warning.
 
-``graphlab/export/host/`` holds ``main.c.in``, ``npy.c``, ``npy.h``, ``CMakeLists.txt.in`` and
+``graphlab/deploy/host/`` holds ``main.c.in``, ``npy.c``, ``npy.h``, ``CMakeLists.txt.in`` and
 ``README.md.in``; hostgen fills their ``@NAME@`` placeholders from a manifest. The generated C is
 compiled here with gcc ``-std=c99 -pedantic -Wall -Wextra -Werror`` against the taichi wheel's C-API
 headers, for a plain exported module, an exported module with loops and conditionals, and a
@@ -22,9 +22,9 @@ import taichi as ti
 from test_control_flow import add_one, halve, jacobi_graph, threshold
 
 import graphlab as gl
-from graphlab.export import hostgen
-from graphlab.export.capi_ctypes import taichi_c_api_dir
-from graphlab.export.errors import HostGenError
+from graphlab.deploy import hostgen
+from graphlab.deploy.capi_ctypes import taichi_c_api_dir
+from graphlab.deploy.errors import HostGenError
 
 STRICT = ["-std=c99", "-pedantic", "-O2", "-Wall", "-Wextra", "-Werror"]
 PACKAGE_FILES = ["CMakeLists.txt.in", "README.md.in", "main.c.in", "npy.c", "npy.h"]

@@ -1,4 +1,4 @@
-"""graphlab.export.hostgen: the generated C host program, built with the system compiler and run.
+"""graphlab.deploy.hostgen: the generated C host program, built with the system compiler and run.
 
 The module comes from tests/aot_kernels.py (exported by hand with Taichi's AOT API in a child
 process, with Taichi's own results on the same inputs); the host's outputs must match them bit for
@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphlab.errors import ToolMissingError
-from graphlab.export import hostgen
-from graphlab.export.capi_ctypes import taichi_c_api_dir
-from graphlab.export.errors import HostBuildError, HostGenError
+from graphlab.core.errors import ToolMissingError
+from graphlab.deploy import hostgen
+from graphlab.deploy.capi_ctypes import taichi_c_api_dir
+from graphlab.deploy.errors import HostBuildError, HostGenError
 
-AOT_KERNELS = Path(__file__).with_name("aot_kernels.py")
+AOT_KERNELS = Path(__file__).parent.parent / "aot_kernels.py"
 FRAMES = 3
 ARCHS = ["x64", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 

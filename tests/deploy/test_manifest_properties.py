@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import graphlab as gl
-from graphlab.export import ManifestError, read_manifest
+from graphlab.deploy import ManifestError, read_manifest
 
 
 @ti.kernel

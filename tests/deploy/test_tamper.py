@@ -32,9 +32,9 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.export.errors import ManifestError, UnsealedModuleWarning
+from graphlab.deploy.errors import ManifestError, UnsealedModuleWarning
 
-ROOT = str(Path(__file__).resolve().parents[1])
+ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 @ti.kernel

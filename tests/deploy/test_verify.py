@@ -18,14 +18,14 @@ import taichi as ti
 from graphs import fluid_graphs
 
 import graphlab as gl
+from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
 from graphlab.cli import main
-from graphlab.cli_commands import load_kernel_module
-from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
-from graphlab.export.report import DIFFERS, IDENTICAL, NOISE, NOISE_FACTOR, VerifyReport, compare
-from graphlab.export.verify import ATOMICS_NOTE, NO_CAUSE_NOTE, REPEATS_NOTE, RTOL_NOTE, VerifyError
+from graphlab.cli.commands import load_kernel_module
+from graphlab.deploy.report import DIFFERS, IDENTICAL, NOISE, NOISE_FACTOR, VerifyReport, compare
+from graphlab.deploy.verify import ATOMICS_NOTE, NO_CAUSE_NOTE, REPEATS_NOTE, RTOL_NOTE, VerifyError
 
 SUBSTEPS = 20
-AOT_KERNELS = Path(__file__).with_name("aot_kernels.py")
+AOT_KERNELS = Path(__file__).parent.parent / "aot_kernels.py"
 
 
 def export_mpm88(folder: Path, arch: str, **options) -> Path:
@@ -349,8 +349,8 @@ def test_cli_errors_name_the_options_not_python_keywords(tmp_path, capsys):
 
 
 def test_a_given_int_input_out_of_range_is_refused_not_wrapped():
-    from graphlab.export.verify import _given
-    from graphlab.spec import Arg
+    from graphlab.core.spec import Arg
+    from graphlab.deploy.verify import _given
 
     with pytest.raises(
         VerifyError,

@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphlab.fileview as fileview
-from graphlab import doc_kernels
-from graphlab.errors import GraphFileError
+from graphlab.api import doc_kernels
+from graphlab.core.errors import GraphFileError
 from graphlab.fileview.drawing import MAX_FILE_BYTES, draw_file, loader_cell, main, stand_in_kernels
-from graphlab.graphfile import loads
-from graphlab.kernels import KernelRegistry
-from graphlab.nodes import Dispatch
+from graphlab.model.graphfile import loads
+from graphlab.model.kernels import KernelRegistry
+from graphlab.model.nodes import Dispatch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parent.parent.parent
 #: pytest itself needs tomli where the standard library has no tomllib (before Python 3.11).
 toml = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -104,8 +104,8 @@ def test_the_loader_cell_loads_the_file_with_the_module_it_names(tmp_path, monke
     graph.save(tmp_path / "demo.graph.json")
     cell = loader_cell("demo.graph.json", (tmp_path / "demo.graph.json").read_bytes())
     assert cell == (
-        "import graphlab as gl\nimport graphlab.doc_kernels\n\n"
-        "g = gl.load('demo.graph.json', kernels=graphlab.doc_kernels)\ngl.editor(g)"
+        "import graphlab as gl\nimport graphlab.api.doc_kernels\n\n"
+        "g = gl.load('demo.graph.json', kernels=graphlab.api.doc_kernels)\ngl.editor(g)"
     )
     tree = ast.parse(cell)
     assert ast.unparse(tree.body[-1]) == "gl.editor(g)"

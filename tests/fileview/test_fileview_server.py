@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from tornado import web
 
-from graphlab import doc_kernels
+from graphlab.api import doc_kernels
 from graphlab.fileview.handler import child_command, draw_in_child
 from graphlab.fileview.opening import MAX_PATH_CHARS, PathRefusedError, read_under_root
 

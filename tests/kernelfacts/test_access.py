@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 import taichi as ti
 
-from graphlab import access
-from graphlab.access import AccessError, AccessFlag, ArraySpec, kernel_access, kernels_access
-from graphlab.carry import ChildRunError, kernel_ref
-from graphlab.errors import KernelError
+from graphlab.child.carry import ChildRunError, kernel_ref
+from graphlab.core.errors import KernelError
+from graphlab.kernelfacts import access
+from graphlab.kernelfacts.access import AccessError, AccessFlag, ArraySpec, kernel_access, kernels_access
 
 R, W, RW, NONE = AccessFlag.READ, AccessFlag.WRITE, AccessFlag.READ_WRITE, AccessFlag.NONE
 f32_1d = ti.types.ndarray(dtype=ti.f32, ndim=1)
@@ -264,7 +264,7 @@ def test_auto_falls_back_to_the_source_with_one_warning(monkeypatch, tmp_path):
     monkeypatch.setattr(access, "_STATE", {"broken": None, "last_child_s": None})
 
     def broken_child(*args, **kwargs):
-        raise ChildRunError("child process for graphlab.access:_vulkan_child was killed by signal 11")
+        raise ChildRunError("child process for graphlab.kernelfacts.access:_vulkan_child was killed by signal 11")
 
     monkeypatch.setattr(access, "run_child", broken_child)
     with pytest.warns(RuntimeWarning, match="inferred from the source code"):

@@ -5,7 +5,7 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.access import AccessFlag, FirstAccess, kernel_access, kernels_access
+from graphlab.kernelfacts.access import AccessFlag, FirstAccess, kernel_access, kernels_access
 
 pytestmark = pytest.mark.usefixtures("ti_cpu")
 

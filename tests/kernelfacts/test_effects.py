@@ -12,12 +12,12 @@ import random_kernels as rk
 import taichi as ti
 
 import graphlab as gl
-from graphlab.check import rule_table
+from graphlab.analysis.check import rule_table
+from graphlab.analysis.variance import Cause, buffer_causes
 from graphlab.debug import DebugOptions, RandomReplayWarning
-from graphlab.export.report import DIFFERS, NOISE, RANDOM, TOLERATED, VerifyReport, compare
-from graphlab.export.verify import _notes
-from graphlab.kernel_effects import REPRODUCIBLE_HINT, kernel_effects
-from graphlab.variance import Cause, buffer_causes
+from graphlab.deploy.report import DIFFERS, NOISE, RANDOM, TOLERATED, VerifyReport, compare
+from graphlab.deploy.verify import _notes
+from graphlab.kernelfacts.effects import REPRODUCIBLE_HINT, kernel_effects
 from graphlab.widget.view import graph_view
 
 

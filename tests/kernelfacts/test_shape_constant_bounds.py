@@ -20,10 +20,10 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.export import hostgen
-from graphlab.export.errors import ManifestError
-from graphlab.export.verify import VerifyError
-from graphlab.shape_facts import first_violation, graph_shape_relations, inferred_shapes, kernel_shape_facts
+from graphlab.deploy import hostgen
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.verify import VerifyError
+from graphlab.kernelfacts.shape_facts import first_violation, graph_shape_relations, inferred_shapes, kernel_shape_facts
 
 ROOT = Path(gl.__file__).resolve().parents[1]
 GRID_SIZE = 128
@@ -232,7 +232,7 @@ def test_the_manifest_records_the_minimum_and_verify_refuses_a_small_grid(export
 
 def test_load_module_refuses_a_small_grid_before_running(exported, tmp_path):
     setup = f"""
-    from graphlab.export.cruntime import load_module
+    from graphlab.deploy.cruntime import load_module
     module = load_module({str(exported)!r})
     """
     call = 'module.graphs["grid"].run(layer=0, grid=np.zeros((1, 1, 1), np.float32))'

@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphlab as gl
-from graphlab.export.errors import ManifestError
-from graphlab.export.verify import VerifyError
-from graphlab.shape_facts import first_violation, graph_shape_relations, inferred_shapes, kernel_shape_facts
+from graphlab.deploy.errors import ManifestError
+from graphlab.deploy.verify import VerifyError
+from graphlab.kernelfacts.shape_facts import first_violation, graph_shape_relations, inferred_shapes, kernel_shape_facts
 from graphlab.widget.view import graph_view
 
 ROOT = Path(gl.__file__).resolve().parents[1]  # the child imports this same graphlab
@@ -225,7 +225,7 @@ import sys
 import numpy as np
 import taichi as ti
 import graphlab as gl
-from graphlab.examples import load_taichi_example
+from graphlab.api.examples import load_taichi_example
 
 ti.init(arch=ti.cpu, log_level=ti.WARN)
 N = 4_000_000  # far enough past the end of a 1-element array to segfault without the check
@@ -391,7 +391,7 @@ def test_export_records_relations_and_load_module_refuses_a_short_array(exported
     [entry] = json.loads((exported / "manifest.json").read_text())["graphs"][0]["shape_relations"]
     assert (entry["arg"], entry["axis"], entry["source"], entry["source_axis"]) == ("J", 0, "x", 0)
     setup = f"""
-    from graphlab.export.cruntime import load_module
+    from graphlab.deploy.cruntime import load_module
     module = load_module({str(exported)!r})
     module.graphs["g"].run(x=np.ones(8, np.float32), J=np.zeros(8, np.float32))  # long enough: runs
     """

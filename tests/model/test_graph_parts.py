@@ -1,8 +1,8 @@
 """The model and carry modules after their split by concept.
 
-graphlab.graph holds the model and nothing else: a name defined elsewhere (Step, GraphSize,
+graphlab.model.graph holds the model and nothing else: a name defined elsewhere (Step, GraphSize,
 too_many_dispatches, GraphChange, GraphState, MAX_REPEAT...) is imported from its own module, never
-through graphlab.graph. graphlab.carry re-exports the payload and child-run names.
+through graphlab.model.graph. graphlab.child.carry re-exports the payload and child-run names.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 import inspect
 
 import graphlab
-from graphlab import carry, childrun, graph, graphargs, graphdata, payload, unroll
+from graphlab.child import carry, payload
+from graphlab.child import process as childrun
+from graphlab.model import graph, graphargs, graphdata, unroll
 
 
 def test_graph_does_not_re_export_names_of_other_modules():

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphlab as gl
-from graphlab.examples import copy_buffers, mpm88_buffers, mpm88_graph
-from graphlab.graphfile import dumps
+from graphlab.api.examples import copy_buffers, mpm88_buffers, mpm88_graph
+from graphlab.model.graphfile import dumps
 
 
 def test_save_load_compile_run_gives_identical_results(mpm88, tmp_path):
@@ -78,20 +78,38 @@ BROKEN = [
     ('{"format": "graphlab.graph/9"}', r"\$\.format: unsupported format 'graphlab.graph/9'"),
     ('{"format": "graphlab.graph/1", "name": 3}', r"\$\.name: expected a string, got an integer"),
     ('{"format": "graphlab.graph/1", "name": "g", "args": [], "sequences": []}', r"\$\.body: missing"),
-    ('{"format": "graphlab.graph/1", "name": "g", "args": [{"name": "x", "kind": "blob", "ndim": 0, '
-     '"element_shape": []}], "sequences": [], "body": []}', r"\$\.args\[0\]: .*kind 'blob'"),
-    ('{"format": "graphlab.graph/1", "name": "g", "args": [], "sequences": [], '
-     '"body": [{"type": "sequence", "name": "s", "sequence": "s", "repeat": 1}]}', r"\$\.body\[0\]\.sequence: no sequence 's'"),
-    ('{"format": "graphlab.graph/1", "name": "g", "args": [], "sequences": [{"name": "s", "body": [{"type": '
-     '"sequence", "name": "s", "sequence": "s", "repeat": 2}]}], "body": [{"type": "sequence", "name": "s", '
-     '"sequence": "s", "repeat": 1}]}', "GL015"),
-    ('{"format": "graphlab.graph/1", "name": "g", "args": [], "sequences": [{"name": "s", "body": []}], '
-     '"body": [{"type": "sequence", "name": "s", "sequence": "s", "repeat": 0}]}', "GL014"),
-    ('{"format": "graphlab.graph/1", "name": "g", "args": [{"name": "x", "kind": "ndarray", "dtype": "f32", '
-     '"ndim": 1e400, "element_shape": []}], "sequences": [], "body": []}', "not valid JSON|expected an integer"),
+    (
+        '{"format": "graphlab.graph/1", "name": "g", "args": [{"name": "x", "kind": "blob", "ndim": 0, '
+        '"element_shape": []}], "sequences": [], "body": []}',
+        r"\$\.args\[0\]: .*kind 'blob'",
+    ),
+    (
+        '{"format": "graphlab.graph/1", "name": "g", "args": [], "sequences": [], '
+        '"body": [{"type": "sequence", "name": "s", "sequence": "s", "repeat": 1}]}',
+        r"\$\.body\[0\]\.sequence: no sequence 's'",
+    ),
+    (
+        '{"format": "graphlab.graph/1", "name": "g", "args": [], "sequences": [{"name": "s", "body": [{"type": '
+        '"sequence", "name": "s", "sequence": "s", "repeat": 2}]}], "body": [{"type": "sequence", "name": "s", '
+        '"sequence": "s", "repeat": 1}]}',
+        "GL015",
+    ),
+    (
+        '{"format": "graphlab.graph/1", "name": "g", "args": [], "sequences": [{"name": "s", "body": []}], '
+        '"body": [{"type": "sequence", "name": "s", "sequence": "s", "repeat": 0}]}',
+        "GL014",
+    ),
+    (
+        '{"format": "graphlab.graph/1", "name": "g", "args": [{"name": "x", "kind": "ndarray", "dtype": "f32", '
+        '"ndim": 1e400, "element_shape": []}], "sequences": [], "body": []}',
+        "not valid JSON|expected an integer",
+    ),
     ("[" * 100000 + "]" * 100000, "nested too deeply|not valid JSON"),
-    ('{"format": "graphlab.graph/1", "name": "g", "args": [{"name": "x", "kind": "ndarray", "dtype": "f32", '
-     '"ndim": NaN, "element_shape": []}], "sequences": [], "body": []}', "not valid JSON"),
+    (
+        '{"format": "graphlab.graph/1", "name": "g", "args": [{"name": "x", "kind": "ndarray", "dtype": "f32", '
+        '"ndim": NaN, "element_shape": []}], "sequences": [], "body": []}',
+        "not valid JSON",
+    ),
 ]
 
 
@@ -110,8 +128,13 @@ def _mutations(data):
     """Strategies that damage a valid graph file in the ways real files get damaged."""
     text = json.dumps(data)
     leaves = st.one_of(
-        st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=False),
-        st.text(max_size=30), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**70), max_value=2**70),
+        st.floats(allow_nan=False),
+        st.text(max_size=30),
+        st.lists(st.integers(), max_size=3),
+        st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
     )
     truncated = st.integers(min_value=0, max_value=len(text)).map(lambda n: text[:n])
     paths = _paths(data)

@@ -2,7 +2,7 @@
 
 Python's JSON parser and the recursive walkers give up near 1000 levels with a bare RecursionError;
 graphlab refuses deep files with a GraphFileError naming the file and the JSON path, and refuses a
-graph deeper than :data:`graphlab.nesting.MAX_NESTING` sequences in the model and in the file alike.
+graph deeper than :data:`graphlab.core.nesting.MAX_NESTING` sequences in the model and in the file alike.
 """
 
 # No `from __future__ import annotations`: Taichi reads kernel annotations as objects.
@@ -13,9 +13,9 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.errors import GraphError, GraphFileError
-from graphlab.graphfile import FORMAT, dumps, loads
-from graphlab.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
+from graphlab.core.errors import GraphError, GraphFileError
+from graphlab.core.nesting import MAX_JSON_DEPTH, MAX_NESTING, deep_json_path
+from graphlab.model.graphfile import FORMAT, dumps, loads
 
 
 @ti.kernel

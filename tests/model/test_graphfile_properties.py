@@ -3,7 +3,7 @@
 And every arg a file can hold is one the model's builders make (``g.scalar`` ... ``g.rw_texture``)
 and Taichi takes in the code ``g.to_code()`` writes: the loader checks no less than the builders.
 
-tests/test_graphfile.py damages a valid mpm88 file; here the content is generated from nothing:
+tests/model/test_graphfile.py damages a valid mpm88 file; here the content is generated from nothing:
 any JSON value, any bytes, and objects shaped like a graph file whose fields take any value (kernel
 references included: ``os:system`` must resolve to nothing, since only the kernels given count).
 Paths and texts that are not paths or texts at all get the same error.
@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import graphlab as gl
-from graphlab import doc_kernels
-from graphlab.codegen import arg_code, dtype_code
-from graphlab.graphfile import FORMAT
-from graphlab.spec import DTYPES
+from graphlab.analysis.codegen import arg_code, dtype_code
+from graphlab.api import doc_kernels
+from graphlab.core.spec import DTYPES
+from graphlab.model.graphfile import FORMAT
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -33,14 +33,14 @@ NAMES = st.one_of(st.sampled_from(["x", "y", "a", "value", "fill", "n", "", "for
 KERNELS = st.one_of(
     st.sampled_from(
         [
-            "graphlab.doc_kernels:fill",
-            "graphlab.doc_kernels:saxpy",
+            "graphlab.api.doc_kernels:fill",
+            "graphlab.api.doc_kernels:saxpy",
             "os:system",
             "builtins:eval",
-            "graphlab.doc_kernels:demo_graph",
-            "graphlab.doc_kernels",
+            "graphlab.api.doc_kernels:demo_graph",
+            "graphlab.api.doc_kernels",
             ":",
-            "graphlab.doc_kernels:fill.__globals__",
+            "graphlab.api.doc_kernels:fill.__globals__",
         ]
     ),
     JSON,

@@ -14,8 +14,8 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
-from graphlab.fileio import atomic_write_text
-from graphlab.graphfile import dumps
+from graphlab.core.fileio import atomic_write_text
+from graphlab.model.graphfile import dumps
 
 pytestmark = pytest.mark.usefixtures("ti_cpu")
 

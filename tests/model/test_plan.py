@@ -13,12 +13,12 @@ import taichi as ti
 from test_control_flow import add_one, halve, jacobi, residual_flag, threshold
 
 import graphlab as gl
-from graphlab import ids
-from graphlab.export.control import plan_to_json
-from graphlab.export.exporter import exported_args
-from graphlab.export.hostgen import generate_host
-from graphlab.export.manifest import read_manifest
-from graphlab.plan import Branch, Cursor, Iterate, Repeat, Segment, build_plan
+from graphlab.deploy.control import plan_to_json
+from graphlab.deploy.exporter import exported_args
+from graphlab.deploy.hostgen import generate_host
+from graphlab.deploy.manifest import read_manifest
+from graphlab.model import ids
+from graphlab.model.plan import Branch, Cursor, Iterate, Repeat, Segment, build_plan
 
 N = 16
 ITERATIONS = 4  # tol=0 never clears the flag: max_iter ends the loop

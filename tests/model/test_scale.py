@@ -19,9 +19,9 @@ from test_control_flow import halve, threshold
 from test_graphfile_nesting import chain
 
 import graphlab as gl
-from graphlab.graphfile import dumps
-from graphlab.nesting import MAX_NESTING
-from graphlab.render import MAX_DRAWN_ARGS
+from graphlab.analysis.render import MAX_DRAWN_ARGS
+from graphlab.core.nesting import MAX_NESTING
+from graphlab.model.graphfile import dumps
 
 
 @ti.kernel

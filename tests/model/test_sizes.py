@@ -1,4 +1,4 @@
-"""One rule for dims and temps (issue 19, point 5; :func:`graphlab.sizes.resolve_sizes`).
+"""One rule for dims and temps (issue 19, point 5; :func:`graphlab.model.sizes.resolve_sizes`).
 
 ``g.run()``, ``g.debug()``, ``gl.export``, ``load_module``, ``gl.verify`` and ``graphlab compare``
 size a graph's temps alike: a temp sized by a dim only temps use (``grid``, dim ``m``) is sized by
@@ -20,11 +20,11 @@ from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.cli import main
-from graphlab.cli_compare import start_values
-from graphlab.errors import GraphlabError
-from graphlab.export.errors import ExportError
-from graphlab.sizes import resolve_sizes
-from graphlab.spec import Arg
+from graphlab.cli.compare import start_values
+from graphlab.core.errors import GraphlabError
+from graphlab.core.spec import Arg
+from graphlab.deploy.errors import ExportError
+from graphlab.model.sizes import resolve_sizes
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def test_the_cli_run_sizes_temps_with_dim_as_compare_does(ti_cpu, tmp_path, caps
     """``graphlab run --dim m=4`` sized the generated values only, then refused temp 'grid' for want of 'm'."""
     temps_graph().save(tmp_path / "temps.graph.json")
     np.savez(tmp_path / "start.npz", **temps_values())
-    kernels = str(Path(__file__).with_name("temps_kernels.py"))
+    kernels = str(Path(__file__).parent.parent / "temps_kernels.py")
     args = ["run", str(tmp_path / "temps.graph.json"), "--kernels", kernels, "--values", str(tmp_path / "start.npz")]
     assert main([*args, "--dim", f"m={M}", "-o", str(tmp_path / "out.npz")]) == 0, capsys.readouterr().err
     with np.load(tmp_path / "out.npz") as out:

@@ -19,7 +19,7 @@ import taichi as ti
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture: the editor's comm)
 
 import graphlab as gl
-from graphlab.boundscheck import parse_taichi_bounds_message
+from graphlab.run.boundscheck import parse_taichi_bounds_message
 
 V1 = ti.types.ndarray(dtype=ti.f32, ndim=1)
 V2 = ti.types.ndarray(dtype=ti.f32, ndim=2)

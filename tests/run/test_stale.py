@@ -47,7 +47,7 @@ def test_graph_run_recompiles_for_a_new_runtime(ti_cpu):
 
 NO_INIT = """
 import numpy as np, taichi as ti, graphlab as gl
-from graphlab import doc_kernels
+from graphlab.api import doc_kernels
 try:
     doc_kernels.demo_graph().run(x=np.zeros(4, np.float32), y=np.zeros(4, np.float32), value=1.0, a=2.0)
 except gl.GraphRunError as exc:
@@ -60,7 +60,7 @@ def test_compiling_with_no_runtime_names_ti_init(ti_cpu, how):
     """With no ti.init (or after ti.reset) compile, run and debug raised AttributeError from Taichi's config."""
     fix = "Taichi has no runtime (no ti.init yet, or ti.reset since); call ti.init(arch=...) first"
     if how == "never":
-        root = str(Path(__file__).resolve().parents[1])
+        root = str(Path(__file__).resolve().parent.parent.parent)
         env = {**os.environ, "PYTHONPATH": root}
         done = subprocess.run([sys.executable, "-c", NO_INIT], capture_output=True, text=True, timeout=120, env=env)
         assert f"refused: graph 'demo' cannot compile: {fix}" in done.stdout, done.stderr[-2000:]

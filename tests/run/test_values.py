@@ -1,6 +1,5 @@
 """Every bad run value is refused before anything is dispatched, with the arg named."""
 
-
 import numpy as np
 import pytest
 import taichi as ti
@@ -88,12 +87,12 @@ def test_values_given_twice_are_refused():
         _graph().compile().run(values, count=3)
 
 
-# --- the checks shared with gl.load_module and gl.verify (graphlab.runvalues) ------------------------
+# --- the checks shared with gl.load_module and gl.verify (graphlab.run.values) ------------------------
 
 
 def test_shared_checks_name_the_declared_size_and_the_dim_owner():
-    from graphlab.runvalues import array_problem, dims_problem, number_problem
-    from graphlab.spec import Arg
+    from graphlab.core.spec import Arg
+    from graphlab.run.values import array_problem, dims_problem, number_problem
 
     fixed = Arg("grid", "ndarray", "f32", 2, shape=(8, "n"))
     assert array_problem(fixed, np.zeros((8, 4), np.float32)) is None
@@ -112,8 +111,8 @@ def test_shared_checks_name_the_declared_size_and_the_dim_owner():
 
 
 def test_shape_errors_read_as_a_shape_and_name_one_arg_once():
-    from graphlab.runvalues import ValueChecker, array_problem, dims_problem, shape_pattern
-    from graphlab.spec import Arg
+    from graphlab.core.spec import Arg
+    from graphlab.run.values import ValueChecker, array_problem, dims_problem, shape_pattern
 
     vec = Arg("x", "ndarray", "f32", 1, element_shape=(2,), shape=("n",))
     problem = array_problem(vec, np.zeros((5, 3), np.float32))

@@ -25,7 +25,7 @@ import taichi as ti
 import workloads as corpus
 
 import graphlab as gl
-from graphlab.graphfile import dumps
+from graphlab.model.graphfile import dumps
 
 #: Warnings that are true, by workload: (code, node, arg) and why.
 TRUE_WARNINGS: dict[str, dict[tuple[str, str, str], str]] = {

@@ -1,5 +1,5 @@
 """The widget checks a new sequence's name as it is typed (extension/src/names.ts); that mirror of
-graphlab/names.py must not drift from it, or the form would refuse names Python takes (or the reverse).
+graphlab/core/names.py must not drift from it, or the form would refuse names Python takes (or the reverse).
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import keyword
 import re
 from pathlib import Path
 
-from graphlab.names import MAX_NAME_LENGTH
+from graphlab.core.names import MAX_NAME_LENGTH
 
-NAMES_TS = Path(__file__).resolve().parents[1] / "extension" / "src" / "names.ts"
+NAMES_TS = Path(__file__).resolve().parent.parent.parent / "extension" / "src" / "names.ts"
 
 
 def _ts() -> str:

@@ -98,7 +98,7 @@ def test_an_existing_folder_is_refused_and_left_alone(ed, tmp_path):
 
 
 def test_dims_from_the_panel_reach_the_manifest(ti_cpu, tmp_path):
-    from graphlab.export import read_manifest
+    from graphlab.deploy import read_manifest
 
     g = gl.Graph("dims")
     g.dispatch(ramp, g.ndarray("x", ti.f32, ndim=1, shape="n"), g.scalar("scale", ti.f32))

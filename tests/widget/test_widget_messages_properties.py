@@ -19,7 +19,7 @@ from test_widget_model import axpy, fill  # the kernels the editor tests share
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
-from graphlab.graphfile import to_dict
+from graphlab.model.graphfile import to_dict
 from graphlab.widget import GraphEditor, editor
 from graphlab.widget.messages import (
     ARG_SPEC_FIELDS,
@@ -105,7 +105,10 @@ _arg_name = st.sampled_from(["x", "y", "a", "nope", "bad name"])
 _param = st.sampled_from(["x", "value", "a", "y", "zz"])
 _small = st.integers(-2, 5)
 _arg_spec = st.fixed_dictionaries(
-    {"name": st.sampled_from(["q", "x", "bad name", "r"]), "kind": st.sampled_from(["scalar", "ndarray", "matrix", "bogus"])},
+    {
+        "name": st.sampled_from(["q", "x", "bad name", "r"]),
+        "kind": st.sampled_from(["scalar", "ndarray", "matrix", "bogus"]),
+    },
     optional={
         "dtype": st.sampled_from(["f32", "i32", "vec2", None, "f99"]),
         "ndim": _small,
@@ -151,7 +154,9 @@ _GOOD = {
     "bounds": st.sampled_from(["trust", "Check", "", "checked"]),
 }
 # Anything: real names of other fields, JSON of random shape, and bigger-than-allowed strings and lists.
-_plausible = st.sampled_from(["init", "step/axpy", "gone", "x", "value", "repetition", "add", "toggle", "", " ", 0, 1, -1])
+_plausible = st.sampled_from(
+    ["init", "step/axpy", "gone", "x", "value", "repetition", "add", "toggle", "", " ", 0, 1, -1]
+)
 _huge = st.one_of(
     st.integers(MAX_NAME - 2, MAX_MESSAGE_CHARS + 10).map(lambda n: "n" * n),
     st.integers(0, 12_000).map(lambda n: [f"gone{i}" for i in range(n)]),
@@ -264,10 +269,25 @@ _LIST_FOR_STRING = [
     ({"kind": "edit", "op": "dispatch", "request": 1, "kernel": ["k"]}, "field 'kernel' must be"),
     ({"kind": "edit", "op": "new_arg", "request": 1, "arg": "q"}, "field 'arg' must be an arg spec"),
     ({"kind": "edit", "op": "new_arg", "request": 1, "arg": {"name": ["q"], "kind": "scalar"}}, "'name' must be"),
-    ({"kind": "edit", "op": "new_arg", "request": 1, "arg": {"name": "q", "kind": "ndarray", "dtype": "f32",
-      "element_shape": ["2"]}}, "field 'element_shape' must be"),
-    ({"kind": "edit", "op": "new_arg", "request": 1, "arg": {"name": "q", "kind": "scalar", "dtype": "f32"},
-      "bind": {"node": ["init"], "param": "value"}}, "field 'bind' must be"),
+    (
+        {
+            "kind": "edit",
+            "op": "new_arg",
+            "request": 1,
+            "arg": {"name": "q", "kind": "ndarray", "dtype": "f32", "element_shape": ["2"]},
+        },
+        "field 'element_shape' must be",
+    ),
+    (
+        {
+            "kind": "edit",
+            "op": "new_arg",
+            "request": 1,
+            "arg": {"name": "q", "kind": "scalar", "dtype": "f32"},
+            "bind": {"node": ["init"], "param": "value"},
+        },
+        "field 'bind' must be",
+    ),
     ({"kind": "edit", "op": "rebind", "request": 1, "node": "init", "param": "x", "arg": ["x"]}, "'arg' must be"),
     ({"kind": "select", "node": ["init"]}, "field 'node' must be a node id"),
     ({"kind": "export", "request": 1, "arch": ["x64"], "path": "out"}, "field 'arch' must be"),
@@ -309,14 +329,22 @@ def test_a_50_mb_name_with_a_million_stale_ids_is_answered_quickly_and_briefly(g
 @pytest.mark.parametrize(
     ("message", "reason"),
     [
-        ({"kind": "edit", "op": "rename", "request": 1, "node": "init", "name": "n" * (50 * 2**20)}, "52,428,800 characters"),
+        (
+            {"kind": "edit", "op": "rename", "request": 1, "node": "init", "name": "n" * (50 * 2**20)},
+            "52,428,800 characters",
+        ),
         ({"kind": "select", "node": "n" * (50 * 2**20)}, "a message holds at most"),
         ({"kind": "edit", "op": "remove", "request": 1, "node": "n" * 3000}, "(3,000 characters)"),
-        ({"kind": "edit", "op": "rename", "request": 1, "node": "init", "name": "n" * (MAX_NAME + 1)}, f"({MAX_NAME + 1} characters)"),
+        (
+            {"kind": "edit", "op": "rename", "request": 1, "node": "init", "name": "n" * (MAX_NAME + 1)},
+            f"({MAX_NAME + 1} characters)",
+        ),
         ({"kind": "watch", "op": "add", "request": 1, "session": 1, "expression": "x" * 5000}, "(5,000 characters)"),
         ({"kind": "edit", "op": "group", "request": 1, "nodes": ["gone"] * 9000, "name": "g"}, "9,000 items"),
-        ({"kind": "edit", "op": "remove", "request": 1, "node": "init", **{f"f{i}": i for i in range(5000)}},
-         "and 4,996 more"),
+        (
+            {"kind": "edit", "op": "remove", "request": 1, "node": "init", **{f"f{i}": i for i in range(5000)}},
+            "and 4,996 more",
+        ),
     ],
 )
 def test_what_is_too_big_is_refused_and_echoed_briefly(ed, message, reason):
@@ -335,14 +363,31 @@ def test_ints_too_large_to_print_are_refused(ed):
 @pytest.mark.parametrize(
     ("message", "reason"),
     [
-        ({"kind": "edit", "op": "dispatch", "request": 1, "kernel": "k", "bindings": {"x": {"y": {"z": ["w"]}}}},
-         "field 'bindings.x.y' is nested too deep"),
+        (
+            {"kind": "edit", "op": "dispatch", "request": 1, "kernel": "k", "bindings": {"x": {"y": {"z": ["w"]}}}},
+            "field 'bindings.x.y' is nested too deep",
+        ),
         ({"kind": "edit", "op": "dispatch", "request": 1, "kernel": "k", "bindings": {"x": ["a"]}}, "'bindings'"),
-        ({"kind": "edit", "op": "new_arg", "request": 1, "arg": {"name": "q", "kind": "ndarray", "dtype": "f32",
-          "element_shape": [[2]]}}, "field 'arg.element_shape[0]' is nested too deep"),
+        (
+            {
+                "kind": "edit",
+                "op": "new_arg",
+                "request": 1,
+                "arg": {"name": "q", "kind": "ndarray", "dtype": "f32", "element_shape": [[2]]},
+            },
+            "field 'arg.element_shape[0]' is nested too deep",
+        ),
         ({"kind": "edit", "op": "new_arg", "request": 1, "arg": [{"name": "q"}]}, "field 'arg' must be"),
-        ({"kind": "edit", "op": "new_arg", "request": 1, "arg": {"name": "q", "kind": "scalar", "dtype": "f32"},
-          "bind": ["init", "value"]}, "field 'bind' must be"),
+        (
+            {
+                "kind": "edit",
+                "op": "new_arg",
+                "request": 1,
+                "arg": {"name": "q", "kind": "scalar", "dtype": "f32"},
+                "bind": ["init", "value"],
+            },
+            "field 'bind' must be",
+        ),
         ({"kind": "edit", "op": "remove", "request": 1, "node": "init", 7: "x"}, "has the key 7"),
         ({"kind": "edit", "op": "remove", "request": 1, "node": ("init",)}, "a tuple, which JSON does not carry"),
         ({"kind": "edit", "op": "remove", "request": 1.0, "node": "init"}, "'request' must be an int"),

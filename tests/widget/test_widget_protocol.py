@@ -27,7 +27,7 @@ from graphlab.widget.messages import MessageError, field_checks, parse_message
 from graphlab.widget.protocol import Default, NotRequired, TypedDict
 from graphlab.widget.protocol_ts import COMMAND, GENERATED, ProtocolError, generate, generate_protocol, write
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parent.parent.parent
 EDITOR = importlib.import_module("graphlab.widget.editor")  # graphlab.widget.editor is also a function
 
 
@@ -105,7 +105,7 @@ def test_write_replaces_the_file_whole_and_only_when_it_changed(tmp_path):
 def test_the_generated_types_read_like_the_declarations():
     text = GENERATED.read_text(encoding="utf-8")
     assert text.startswith(f"/**\n * Generated from graphlab/widget/protocol.py by `{COMMAND}`; do not edit.")
-    assert "export interface DispatchView extends NodeBase {\n  kind: \"dispatch\";" in text
+    assert 'export interface DispatchView extends NodeBase {\n  kind: "dispatch";' in text
     assert "  while: string | null;\n" in text and "  from: number;\n" in text  # Python keywords as fields
     assert "  problem?: string;\n" in text  # NotRequired
     assert '  /** Default: `"repetition"`. */\n  every?: Every;\n' in text
@@ -148,7 +148,9 @@ def test_a_long_union_is_laid_out_as_prettier_lays_it_out():
     source += f"\n\nU = {' | '.join(members)}\nV = {' | '.join(members[:4])}\n"
     text = generate(source, {"__all__": [*members, "U", "V"]}, origin="demo.py")
     assert "export type U =\n  | Member00WithAFairlyLongName\n  | Member01" in text  # too long for one line
-    assert "export type V =\n  Member00WithAFairlyLongName | Member01WithAFairlyLongName | Member02" in text  # fits below
+    assert (
+        "export type V =\n  Member00WithAFairlyLongName | Member01WithAFairlyLongName | Member02" in text
+    )  # fits below
 
 
 # --- the Python side follows the declarations ------------------------------------------------------------

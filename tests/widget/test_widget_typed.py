@@ -18,7 +18,7 @@ from graphlab.widget.editor import NODE_FIELDS
 from graphlab.widget.handlers import Handlers, key_of, record_keys
 from graphlab.widget.messages import parse_message
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 @pytest.fixture(scope="module")

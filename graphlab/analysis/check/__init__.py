@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphlab.check import (
+from graphlab.analysis.check import (
     rules_bindings,
     rules_control,
     rules_dataflow,
@@ -20,13 +20,13 @@ from graphlab.check import (
     rules_structure,
     rules_targets,
 )
-from graphlab.check.context import CheckContext
-from graphlab.check.registry import RULES, rule_table
-from graphlab.diagnostics import Diagnostic
-from graphlab.errors import GraphError
+from graphlab.analysis.check.context import CheckContext
+from graphlab.analysis.check.registry import RULES, rule_table
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.errors import GraphError
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["RULES", "CheckContext", "check", "rule_table", "validate"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from graphlab.dataflow import dataflow_facts
+from graphlab.analysis.dataflow import dataflow_facts
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 class CheckContext:
@@ -26,5 +26,5 @@ class CheckContext:
 
     @cached_property
     def dataflow(self) -> Any:
-        """The read/write data-flow facts of the graph (see graphlab.dataflow)."""
+        """The read/write data-flow facts of the graph (see graphlab.analysis.dataflow)."""
         return dataflow_facts(self.graph, access=self.access_source)

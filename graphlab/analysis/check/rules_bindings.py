@@ -5,20 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic
-from graphlab.kernels import KernelInfo, Param
-from graphlab.nodes import Dispatch
-from graphlab.spec import Arg
+from graphlab.analysis.check.context import CheckContext
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.spec import Arg
+from graphlab.model.kernels import KernelInfo, Param
+from graphlab.model.nodes import Dispatch
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 def binding_problem(param: Param, arg: Arg) -> tuple[str, str] | None:
     """Why ``arg`` cannot be bound to ``param``: (code, reason), or None when it fits.
 
-    >>> from graphlab.spec import Arg
+    >>> from graphlab.core.spec import Arg
     >>> p = Param("x", "ndarray", None, 1, None)
     >>> binding_problem(p, Arg("x", "ndarray", "f32", 2))
     ('GL003', 'ndim 2 does not fit ndim 1')

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from graphlab.check.context import CheckContext
-from graphlab.dataflow import WRITE, TraceEntry
-from graphlab.diagnostics import Diagnostic
-from graphlab.limits import check_every_problem
-from graphlab.nodes import Cond, Loop
+from graphlab.analysis.check.context import CheckContext
+from graphlab.analysis.dataflow import WRITE, TraceEntry
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.limits import check_every_problem
+from graphlab.model.nodes import Cond, Loop
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 def _flag_problem(graph: Graph, name: str) -> str | None:

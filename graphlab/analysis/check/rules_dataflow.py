@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.access import AccessFlag, FirstAccess
-from graphlab.access_order import reads_own_write
-from graphlab.check.context import CheckContext
-from graphlab.dataflow import READ, WRITE
-from graphlab.diagnostics import Diagnostic
-from graphlab.nodes import Dispatch
+from graphlab.analysis.check.context import CheckContext
+from graphlab.analysis.dataflow import READ, WRITE
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.kernelfacts.access import AccessFlag, FirstAccess
+from graphlab.kernelfacts.access_order import reads_own_write
+from graphlab.model.nodes import Dispatch
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 def validate_roles(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -50,7 +50,7 @@ def validate_temps(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:
     A write inside a repeated sequence counts as read when any repetition's write is read later:
     the last repetition's value being unused is what a loop does, not a mistake.
 
-    Order inside a kernel counts (:class:`graphlab.access.FirstAccess`): a kernel that writes a temp
+    Order inside a kernel counts (:class:`graphlab.kernelfacts.access.FirstAccess`): a kernel that writes a temp
     before it reads it neither reads it uninitialised nor reads an earlier dispatch's write, and its
     own write is used; so is the write of one that reads the temp in a later top-level loop than one
     that writes it (an accumulator summed, then used). GL009 is an error only where the first access

@@ -7,7 +7,7 @@
   (``rho[i, j] = rho[inb, jnb]``). Whether the read sees the old or the new value depends on which
   thread runs first: on a GPU the result changes from run to run.
 
-The facts are :mod:`graphlab.kernel_effects`; each kernel is reported once per dispatch node.
+The facts are :mod:`graphlab.kernelfacts.effects`; each kernel is reported once per dispatch node.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic
-from graphlab.kernel_effects import REPRODUCIBLE_HINT, graph_effects
+from graphlab.analysis.check.context import CheckContext
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.kernelfacts.effects import REPRODUCIBLE_HINT, graph_effects
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 def validate_random_draws(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:

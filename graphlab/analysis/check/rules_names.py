@@ -10,11 +10,11 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic, Severity
+from graphlab.analysis.check.context import CheckContext
+from graphlab.core.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # fmt: off
@@ -47,17 +47,35 @@ def validate_export_names(graph: Graph, ctx: CheckContext) -> Iterator[Diagnosti
     seen: dict[str, str] = {}
     for what, name, arg in names:
         if not C_IDENTIFIER.match(name) or name.startswith("__"):
-            yield Diagnostic("GL016", severity, f"{what} name {name!r} is not a C identifier", None, arg,
-                             "use letters, digits and '_', not starting with a digit or '__'")
+            yield Diagnostic(
+                "GL016",
+                severity,
+                f"{what} name {name!r} is not a C identifier",
+                None,
+                arg,
+                "use letters, digits and '_', not starting with a digit or '__'",
+            )
         elif name in RESERVED or name.startswith(("ti_", "TI_")):
-            yield Diagnostic("GL016", severity, f"{what} name {name!r} is reserved in the exported C program",
-                             None, arg, _rename_hint(what, name))
+            yield Diagnostic(
+                "GL016",
+                severity,
+                f"{what} name {name!r} is reserved in the exported C program",
+                None,
+                arg,
+                _rename_hint(what, name),
+            )
         if what == "arg":
             mangled = export_name(name)
             if mangled in seen:
-                yield Diagnostic("GL017", severity, f"args {seen[mangled]!r} and {name!r} both export as "
-                                 f"{mangled!r} (file names are case-insensitive on some systems)", None, arg,
-                                 _rename_hint("arg", name))
+                yield Diagnostic(
+                    "GL017",
+                    severity,
+                    f"args {seen[mangled]!r} and {name!r} both export as "
+                    f"{mangled!r} (file names are case-insensitive on some systems)",
+                    None,
+                    arg,
+                    _rename_hint("arg", name),
+                )
             seen[mangled] = name
 
 

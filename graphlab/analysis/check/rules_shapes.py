@@ -1,4 +1,4 @@
-"""GL025: declared shapes that contradict what the kernels' loops need (:mod:`graphlab.shape_facts`);
+"""GL025: declared shapes that contradict what the kernels' loops need (:mod:`graphlab.kernelfacts.shape_facts`);
 GL029: accesses the source cannot prove in bounds, and the checked run that can.
 
 A kernel that loops over ``x`` and indexes ``J[p]`` needs ``J.shape[0] >= x.shape[0]``. When both
@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic
-from graphlab.shape_facts import ShapeRelation, graph_shape_relations, graph_unchecked_accesses
+from graphlab.analysis.check.context import CheckContext
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.kernelfacts.shape_facts import ShapeRelation, graph_shape_relations, graph_unchecked_accesses
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 def validate_shape_relations(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:

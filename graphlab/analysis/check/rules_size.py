@@ -1,10 +1,10 @@
 """GL024: a graph too large to compile or to check once unrolled.
 
-Sizes come from :meth:`graphlab.graph.Graph.size`, counted arithmetically, so a graph whose
+Sizes come from :meth:`graphlab.model.graph.Graph.size`, counted arithmetically, so a graph whose
 unrolling would take forever (three nested sequences repeated 10**7 times each: 10**21 dispatches)
-is measured at once. The limits and why they are what they are: :mod:`graphlab.limits`.
+is measured at once. The limits and why they are what they are: :mod:`graphlab.core.limits`.
 
-:func:`too_large_to_analyse` tells :func:`graphlab.check.validate` to skip the other rules when
+:func:`too_large_to_analyse` tells :func:`graphlab.analysis.check.validate` to skip the other rules when
 walking the node ids or the data-flow trace would itself not finish.
 """
 
@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic
-from graphlab.limits import MAX_EXPANDED, MAX_UNROLLED
-from graphlab.unroll import too_many_dispatches
+from graphlab.analysis.check.context import CheckContext
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.limits import MAX_EXPANDED, MAX_UNROLLED
+from graphlab.model.unroll import too_many_dispatches
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 def too_large_to_analyse(graph: Graph) -> bool:
-    """Whether the node ids or the data-flow trace are past :data:`~graphlab.limits.MAX_EXPANDED`."""
+    """Whether the node ids or the data-flow trace are past :data:`~graphlab.core.limits.MAX_EXPANDED`."""
     size = graph.size()
     return size.node_ids > MAX_EXPANDED or size.trace > MAX_EXPANDED
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic
-from graphlab.kernels import KernelInfo
-from graphlab.nodes import Dispatch, children
+from graphlab.analysis.check.context import CheckContext
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.model.kernels import KernelInfo
+from graphlab.model.nodes import Dispatch, children
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 def validate_not_empty(graph: Graph, ctx: CheckContext) -> Iterator[Diagnostic]:

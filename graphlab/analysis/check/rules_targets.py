@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from graphlab.check.context import CheckContext
-from graphlab.diagnostics import Diagnostic
-from graphlab.errors import GraphError
-from graphlab.texels import format_problem
+from graphlab.analysis.check.context import CheckContext
+from graphlab.bridge.texture_formats import format_problem
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.errors import GraphError
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 TARGETS = ("x64", "arm64", "cuda", "vulkan", "metal", "opengl", "gles", "dx12")
 #: dtypes each target's code generator cannot use without optional device capabilities.
