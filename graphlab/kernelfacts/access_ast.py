@@ -1,9 +1,9 @@
-"""The ``"ast"`` source of :mod:`graphlab.access`: a kernel's buffer reads and writes, from its Python code.
+"""The ``"ast"`` source of :mod:`graphlab.kernelfacts.access`: a kernel's buffer reads and writes, from its Python code.
 
 A conservative reading, used when Vulkan is missing or a kernel cannot be compiled alone: calls
 into ``ti.func`` are followed (a few levels deep), and whatever it does not understand counts as
 read and written. The :class:`AccessFlag` both sources answer in (Taichi's ``arr_access`` values)
-and the kernel's buffer parameters are here too, so :mod:`graphlab.access` imports this module
+and the kernel's buffer parameters are here too, so :mod:`graphlab.kernelfacts.access` imports this module
 and not the reverse.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphlab.bridge import is_taichi_function
-from graphlab.carry import function_source, referenced_globals
+from graphlab.child.carry import function_source, referenced_globals
 
 __all__ = [
     "AccessFlag", "ast_access", "buffer_params", "load_access", "module_of", "parse_function", "resolve_callee",
@@ -60,7 +60,9 @@ def _parse(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, dict[str, object]]:
 
 
 def parse_function(fn: Callable[..., Any]) -> tuple[ast.FunctionDef, dict[str, object]]:
-    """A kernel's (or ``ti.func``'s) definition and the globals it names; :mod:`graphlab.shape_facts` reads it too."""
+    """A kernel's (or ``ti.func``'s) definition and the globals it names.
+
+    :mod:`graphlab.kernelfacts.shape_facts` reads it too."""
     return _parse(fn)
 
 
@@ -95,9 +97,7 @@ def _by_reference(func: Callable[..., Any], param: str) -> bool:
     return isinstance(annotation, (template, RefType, str))
 
 
-def _callee_param(
-    func: Callable[..., Any], call: ast.Call, arg: ast.expr, kw: ast.keyword | None
-) -> str | None:
+def _callee_param(func: Callable[..., Any], call: ast.Call, arg: ast.expr, kw: ast.keyword | None) -> str | None:
     names = list(inspect.signature(func).parameters)
     if kw is not None:
         return kw.arg if kw.arg in names else None
@@ -107,8 +107,9 @@ def _callee_param(
     return names[pos] if pos < len(names) else None
 
 
-def _call_use(call: ast.Call, arg: ast.expr, kw: ast.keyword | None, scope: Mapping[str, object],
-              depth: int, element: bool) -> AccessFlag:
+def _call_use(
+    call: ast.Call, arg: ast.expr, kw: ast.keyword | None, scope: Mapping[str, object], depth: int, element: bool
+) -> AccessFlag:
     """Access through passing a buffer (or one of its elements) to a call."""
     callee = _resolve(call.func, scope)
     name = getattr(callee, "__name__", "")
@@ -133,8 +134,9 @@ def _call_use(call: ast.Call, arg: ast.expr, kw: ast.keyword | None, scope: Mapp
     return _uses(fdef, param, inner, depth + 1, element=element)
 
 
-def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str, object], depth: int,
-         element: bool) -> AccessFlag:
+def _use(
+    name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str, object], depth: int, element: bool
+) -> AccessFlag:
     """Access through one load of the name: climb ``x[i].y[j]`` to its top and look at its use."""
     top: ast.expr = name
     indexed = element
@@ -176,12 +178,15 @@ def _use(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str,
 
 
 def load_access(name: ast.Name, parents: Mapping[ast.AST, ast.AST], scope: Mapping[str, object]) -> AccessFlag:
-    """Access through one load of a buffer parameter in a kernel body; :mod:`graphlab.access_order` orders them."""
+    """Access through one load of a buffer parameter in a kernel body.
+
+    :mod:`graphlab.kernelfacts.access_order` orders them."""
     return _use(name, parents, scope, 0, element=False)
 
 
-def _uses(fdef: ast.FunctionDef, name: str, scope: Mapping[str, object], depth: int,
-          *, element: bool = False) -> AccessFlag:
+def _uses(
+    fdef: ast.FunctionDef, name: str, scope: Mapping[str, object], depth: int, *, element: bool = False
+) -> AccessFlag:
     """Access to ``name`` (a buffer, or an element if ``element``) in a function body."""
     parents = {child: node for node in ast.walk(fdef) for child in ast.iter_child_nodes(node)}
     found = AccessFlag.NONE

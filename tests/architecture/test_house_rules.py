@@ -106,7 +106,7 @@ def test_no_class_borrows_the_private_state_of_another():
 
 
 def test_the_registry_rule_finds_a_registry_filled_at_import():
-    source = "from graphlab import conveniences\nimport sys\nclass Uses: ...\nconveniences.USES = Uses()\n"
+    source = "from graphlab.api import graph as conveniences\nimport sys\nclass Uses: ...\nconveniences.USES = Uses()\n"
     source += "sys.modules[__name__].__class__ = Uses\nconveniences.HOOKS.append(print)\nLOCAL = {}\nLOCAL['a'] = 1\n"
     assert registry_fills(source, "m.py") == [
         "m.py:4: assigns into conveniences.USES",
@@ -126,7 +126,7 @@ def test_the_mixin_rule_finds_state_declared_but_owned_elsewhere():
 
 
 def test_the_public_graph_keeps_its_uses_and_the_model_knows_none():
-    from graphlab.graph import Graph as GraphModel
+    from graphlab.model.graph import Graph as GraphModel
 
     for name in ("validate", "check", "compile", "run", "debug", "render", "save", "to_code", "to_dict"):
         assert callable(getattr(graphlab.Graph, name)), name
@@ -137,7 +137,7 @@ def test_the_public_graph_keeps_its_uses_and_the_model_knows_none():
 
 
 def test_a_loaded_graph_is_the_public_graph(tmp_path):
-    from graphlab import doc_kernels
+    from graphlab.api import doc_kernels
 
     path = tmp_path / "demo.json"
     doc_kernels.demo_graph().save(path)
@@ -148,7 +148,7 @@ def test_a_loaded_graph_is_the_public_graph(tmp_path):
 def test_run_keeps_its_compiled_graph_out_of_the_model(ti_cpu):
     import numpy as np
 
-    from graphlab import doc_kernels
+    from graphlab.api import doc_kernels
 
     g = doc_kernels.demo_graph(repeat=1)
     y = np.zeros(2, np.float32)

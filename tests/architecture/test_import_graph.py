@@ -14,7 +14,7 @@ from pathlib import Path
 import grimp
 import networkx as nx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parent.parent.parent
 PACKAGE = ROOT / "graphlab"
 #: Being split by another change (access.py into access_*.py); reviewed when the split lands.
 PENDING: tuple[str, ...] = ()  # every module is done

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import graphlab
-from graphlab.errors import GraphError, KernelError
+from graphlab.core.errors import GraphError, KernelError
 
 PACKAGE = Path(graphlab.__file__).resolve().parent
 REPO = PACKAGE.parent
@@ -68,7 +68,7 @@ def _in_package(module: str, package: str) -> bool:
 
 
 def _private_module_problem(dotted: str, importer: str) -> str | None:
-    """A private module (``graphlab.export._child``) may be used inside its own package only."""
+    """A private module (``graphlab.deploy._child``) may be used inside its own package only."""
     parts = dotted.split(".")
     for i, part in enumerate(parts):
         owner = ".".join(parts[:i])
@@ -200,22 +200,22 @@ def test_no_module_imports_another_modules_private_names():
 
 def test_private_import_check_flags_names_and_private_modules():
     source = """
-from graphlab.compiled import _build, CompiledGraph
-from ..graph import _parse_dtype
-from graphlab.export._child import run_watched
+from graphlab.run.compiled import _build, CompiledGraph
+from ..model.graph import _parse_dtype
+from graphlab.deploy._child import run_watched
 from graphlab._version import __version__
 from . import _helper
 from taichi.lang import _wrap_inspect
 """
     hits = private_imports(source, "graphlab/debug/x.py", "graphlab.debug.x")
     assert hits == [
-        "graphlab/debug/x.py:2: from graphlab.compiled import _build: a private name",
-        "graphlab/debug/x.py:3: from graphlab.graph import _parse_dtype: a private name",
-        "graphlab/debug/x.py:4: graphlab.export._child is private to graphlab.export",
+        "graphlab/debug/x.py:2: from graphlab.run.compiled import _build: a private name",
+        "graphlab/debug/x.py:3: from graphlab.model.graph import _parse_dtype: a private name",
+        "graphlab/debug/x.py:4: graphlab.deploy._child is private to graphlab.deploy",
         "graphlab/debug/x.py:6: from graphlab.debug import _helper: a private name",
     ]
     # the package's own modules may use its private module
-    assert private_imports(source.splitlines()[3], "e.py", "graphlab.export.exporter") == []
+    assert private_imports(source.splitlines()[3], "e.py", "graphlab.deploy.exporter") == []
 
 
 # ---------------------------------------------------------------- (c) private attributes
@@ -350,9 +350,9 @@ def test_no_module_reads_another_modules_private_attributes():
 
 def test_private_attribute_check_follows_modules_classes_and_objects():
     source = """
-from graphlab import compiled
-from graphlab.graph import Graph
-import graphlab.export
+from graphlab.run import compiled
+from graphlab.model.graph import Graph
+import graphlab.deploy
 
 def run(c: "compiled.CompiledGraph", g: Graph | None, n: int):
     c._ti_graph.run({})
@@ -360,7 +360,7 @@ def run(c: "compiled.CompiledGraph", g: Graph | None, n: int):
     g._cache.clear()
     h = Graph("h")
     h._new_sequence()
-    graphlab.export.exporter._plan()
+    graphlab.deploy.exporter._plan()
     n._private
     s = State()
     s.graph._containment()
@@ -380,12 +380,12 @@ class Other:
 """
     hits = private_attribute_uses(source, "graphlab/debug/x.py", "graphlab.debug.x")
     assert [h.split(":")[1] for h in hits] == ["7", "8", "9", "11", "12", "15", "17", "18", "28"], hits
-    assert "graphlab/debug/x.py:8: compiled._build is private to graphlab.compiled" in hits
+    assert "graphlab/debug/x.py:8: compiled._build is private to graphlab.run.compiled" in hits
     # a module's own private names, and a package's private submodules inside the package, are fine
-    own = "from graphlab.export import _child\nimport graphlab.export\ngraphlab.export._child.run()\n"
-    assert private_attribute_uses(own, "e.py", "graphlab.export.exporter") == []
+    own = "from graphlab.deploy import _child\nimport graphlab.deploy\ngraphlab.deploy._child.run()\n"
+    assert private_attribute_uses(own, "e.py", "graphlab.deploy.exporter") == []
     assert private_attribute_uses(own, "w.py", "graphlab.widget.shipping") == [
-        "w.py:3: graphlab.export._child is private to graphlab.export"
+        "w.py:3: graphlab.deploy._child is private to graphlab.deploy"
     ]
 
 
