@@ -3,17 +3,28 @@
 The examples (``taichi/examples/graph/*.py``) are real workloads, not ours: they are loaded from the
 installed wheel at test time, never copied. Their ``ti.init(arch=ti.vulkan)`` at import is
 replaced by the runtime the test chose.
+
+Tests live in one folder per package (``tests/model/``, ``tests/debug/`` ...); shared kernels and graphs
+sit in modules here at the top (``graphs.py``, ``compare_kernels.py`` ...). A few tests still take helpers
+from another test module by name (``from test_compiled import jacobi_graph``), so every folder of tests
+is on ``sys.path``, as the one flat folder was.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 import taichi as ti
 
 from graphlab.api.examples import load_taichi_example
+
+_TESTS = Path(__file__).resolve().parent
+sys.path[1:1] = [str(f) for f in sorted(_TESTS.iterdir()) if f.is_dir() and not (f / "__init__.py").exists()
+                 and any(f.glob("test_*.py")) and str(f) not in sys.path]  # fmt: skip
 
 
 @pytest.fixture

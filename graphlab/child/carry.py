@@ -14,7 +14,7 @@ What cannot be carried (a field, an ndarray, any live object, a closure cell) is
 
 This module is the parent's side: it collects what each kernel needs. The payload records and
 their rebuilding in the child are :mod:`graphlab.child.payload`'s, running the child is
-:mod:`graphlab.child.process`'s; their public names are re-exported here.
+:mod:`graphlab.child.process`'s: import those names from there.
 
 Examples
 --------
@@ -54,27 +54,11 @@ from graphlab.child.payload import (
     KernelPayload,
     ModuleRef,
     function_source,
-    load_kernels,
     resolve,
     source_digest,
 )
-from graphlab.child.process import ChildRunError, run_child
 
-__all__ = [
-    "Binding",
-    "CarriedSource",
-    "CarryError",
-    "ChildRunError",
-    "KernelEntry",
-    "KernelPayload",
-    "ModuleRef",
-    "carry_kernels",
-    "function_source",
-    "kernel_ref",
-    "load_kernels",
-    "referenced_globals",
-    "run_child",
-]
+__all__ = ["carry_kernels", "kernel_ref", "referenced_globals"]
 
 _TAICHI = "_graphlab_taichi"  # the name the carried code uses for the taichi module
 _PLAIN = (bool, int, float, str, type(None))

@@ -3,7 +3,7 @@
 graphlab runs Taichi work in child processes: Taichi allows one arch per ``ti.init`` and one
 ``ti.aot.Module`` per init, and a crash in Taichi must not kill the notebook. This module knows
 nothing of kernels: :mod:`graphlab.child.carry` records how a child gets kernels back, and the function
-run here rebuilds them (``carry.load_kernels``).
+run here rebuilds them (``payload.load_kernels``).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def run_child(
     ChildRunError
         The child raised (its exception type and message are in the error), crashed or timed out.
     """
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding graphlab/
     env = child_env(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([package_root, *sys_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     with tempfile.TemporaryDirectory(prefix=scratch_prefix("child")) as tmp:

@@ -2,7 +2,7 @@
 
 A fresh process, so that ``ti.init(debug=True)`` (Taichi's bounds checks, on the CPU backend only) does
 not replace the notebook's runtime, and a crash there cannot take the notebook with it. It rebuilds the kernels
-(``carry.load_kernels``) and the graph (from its graph file text), loads the copied values, and
+(``payload.load_kernels``) and the graph (from its graph file text), loads the copied values, and
 runs the graph in the debugger, which stops at the first dispatch that raises and names it.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.child.carry import load_kernels
+from graphlab.child.payload import load_kernels
 from graphlab.model.graphfile import loads
 
 

@@ -3,7 +3,7 @@
 Taichi holds one arch per ``ti.init``, so the other arch's run lives in its own process. It is a
 small server: the parent sends one JSON line per command on one pipe and reads one JSON line back on
 another (stdout stays free for Taichi's banner and prints). The child rebuilds the kernels
-(``carry.load_kernels``) and compiles the graph (from its graph-file text) at ``start``; each
+(``payload.load_kernels``) and compiles the graph (from its graph-file text) at ``start``; each
 comparison then sends ``values``: the start values, from ``.npy`` files, on which it opens a
 :class:`~graphlab.debug.session.DebugSession`, so both sides walk the same timeline with the same
 machinery: ``goto`` a boundary (compiled segments), ``step`` one dispatch. The process outlives one
@@ -28,7 +28,7 @@ import taichi as ti
 
 from graphlab.analysis.dataflow import assume_access
 from graphlab.bridge.runtime import current_arch, new_ndarray
-from graphlab.child.carry import load_kernels
+from graphlab.child.payload import load_kernels
 from graphlab.core.parentwatch import watch_parent
 from graphlab.debug.compare_sides import ALIASES, side_state
 from graphlab.debug.redraws import RandomReplayWarning

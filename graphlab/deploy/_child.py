@@ -1,8 +1,8 @@
-"""The child process of ``gl.export`` and ``gl.verify`` (``carry.run_child``): what runs there, and its progress.
+"""The child process of ``gl.export`` and ``gl.verify`` (``process.run_child``): what runs there, and its progress.
 
 Taichi allows one ``ti.aot.Module`` per ``ti.init`` and exports only for the arch of the current
 ``ti.init``; a crash in Taichi must not take the notebook with it. So each export and each Python
-reference run starts a fresh process, which rebuilds the kernels (``carry.load_kernels``) and the
+reference run starts a fresh process, which rebuilds the kernels (``payload.load_kernels``) and the
 graphs (from their graph files) and initialises Taichi for the wanted arch.
 
 The child reports progress to the parent through a small JSON-lines file: first its pid (so the
@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from graphlab.analysis.variance import buffer_causes, causes_to_data
-from graphlab.child.carry import load_kernels, run_child
+from graphlab.child.payload import load_kernels
+from graphlab.child.process import run_child
 from graphlab.model.graphfile import loads
 
 KILL_AT_ENV = "GRAPHLAB_CHILD_KILL_AT"
@@ -227,7 +228,7 @@ def run_graphs(request: Mapping[str, Any]) -> dict[str, Any]:
 def run_watched(
     entry: str, request: dict[str, Any], report: Callable[[str, float], Any], *, workdir: Path, timeout: float
 ) -> Any:
-    """``carry.run_child`` in a worker thread, relaying the child's progress lines to ``report``.
+    """``process.run_child`` in a worker thread, relaying the child's progress lines to ``report``.
 
     When this thread is interrupted (Ctrl-C, or a progress callback raising) the child is killed by
     the pid it wrote first, so it stops at once instead of running to the end.

@@ -41,7 +41,8 @@ import numpy as np
 
 from graphlab.analysis.variance import Cause, causes_from_data
 from graphlab.bridge.texture_formats import TEXEL_CHANNELS, TEXTURE_KINDS, texel_format
-from graphlab.child.carry import carry_kernels, run_child
+from graphlab.child.carry import carry_kernels
+from graphlab.child.process import run_child
 from graphlab.core.errors import GraphlabError, ToolMissingError
 from graphlab.core.leftovers import scratch_prefix
 from graphlab.core.spec import NUMPY_DTYPES, Arg

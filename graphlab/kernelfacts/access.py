@@ -44,16 +44,9 @@ from typing import Any, Literal
 
 from graphlab.bridge import is_taichi_function, is_wrapped_kernel
 from graphlab.bridge.aot_files import metadata_file
-from graphlab.child.carry import (
-    CarryError,
-    ChildRunError,
-    carry_kernels,
-    function_source,
-    kernel_ref,
-    load_kernels,
-    referenced_globals,
-    run_child,
-)
+from graphlab.child.carry import carry_kernels, kernel_ref, referenced_globals
+from graphlab.child.payload import CarryError, function_source, load_kernels
+from graphlab.child.process import ChildRunError, run_child
 from graphlab.core.errors import GraphError, GraphlabError, KernelError, ToolMissingError
 from graphlab.kernelfacts.access_ast import AccessFlag, ast_access, buffer_params, module_of, texture_access
 from graphlab.kernelfacts.access_order import FirstAccess, first_from_flags, kernel_order

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphlab.bridge import is_taichi_function
-from graphlab.child.carry import function_source, referenced_globals
+from graphlab.child.carry import referenced_globals
+from graphlab.child.payload import function_source
 
 __all__ = [
     "AccessFlag", "ast_access", "buffer_params", "load_access", "module_of", "parse_function", "resolve_callee",

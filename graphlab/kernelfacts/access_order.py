@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphlab.child.carry import CarryError
+from graphlab.child.payload import CarryError
 from graphlab.kernelfacts.access_ast import AccessFlag, buffer_params, load_access, parse_function, resolve_callee
 
 __all__ = ["FirstAccess", "KernelOrder", "first_from_flags", "kernel_order", "reads_own_write"]

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from graphlab.child.carry import ChildRunError, carry_kernels, run_child
+from graphlab.child.carry import carry_kernels
+from graphlab.child.process import ChildRunError, run_child
 from graphlab.core.errors import GraphRunError, OutOfBoundsError
 from graphlab.core.leftovers import scratch_prefix
 from graphlab.model.graphfile import dumps

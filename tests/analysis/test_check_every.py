@@ -14,7 +14,7 @@ import pytest
 import taichi as ti
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_control_flow import jacobi, jacobi_graph, residual_flag
+from test_compiled import jacobi, jacobi_graph, residual_flag
 from test_export_control_flow import export, run_host, run_module, run_python
 
 import graphlab as gl

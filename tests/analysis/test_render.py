@@ -6,7 +6,7 @@ import re
 import graphviz
 import pytest
 import taichi as ti
-from test_control_flow import add_one, halve, threshold
+from test_compiled import add_one, halve, threshold
 
 import graphlab as gl
 from graphlab.analysis.render import MAX_DRAWN_NODES, to_svg, write

@@ -8,7 +8,7 @@ either way). CUDA's driver path is measured by ``bench/control_flow.py`` on a GP
 import numpy as np
 import pytest
 import taichi as ti
-from test_control_flow import _branch_graph, jacobi_graph
+from test_compiled import _branch_graph, jacobi_graph
 
 from graphlab.bridge import device_read
 from graphlab.bridge.device_read import fast_reads, read_array, read_flag, read_path

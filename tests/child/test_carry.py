@@ -14,15 +14,9 @@ import pytest
 import taichi as ti
 
 from graphlab.bridge import python_function
-from graphlab.child.carry import (
-    CarryError,
-    ChildRunError,
-    KernelPayload,
-    carry_kernels,
-    kernel_ref,
-    load_kernels,
-    run_child,
-)
+from graphlab.child.carry import carry_kernels, kernel_ref
+from graphlab.child.payload import CarryError, KernelPayload, load_kernels
+from graphlab.child.process import ChildRunError, run_child
 from graphlab.core.errors import KernelError
 
 TESTS = str(Path(__file__).resolve().parent.parent)

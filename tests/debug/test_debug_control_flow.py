@@ -9,7 +9,7 @@ annotations``: Taichi reads the annotations).
 import numpy as np
 import pytest
 import taichi as ti
-from test_control_flow import N, add_one, halve, init_flag, jacobi, jacobi_graph, residual_flag, threshold
+from test_compiled import N, add_one, halve, init_flag, jacobi, jacobi_graph, residual_flag, threshold
 
 import graphlab as gl
 from graphlab.debug import DebugError

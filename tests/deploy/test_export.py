@@ -21,7 +21,8 @@ from graphs import fluid_graphs
 
 import graphlab as gl
 from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
-from graphlab.child.carry import CarryError, ChildRunError
+from graphlab.child.payload import CarryError
+from graphlab.child.process import ChildRunError
 from graphlab.core.errors import GraphError, ToolMissingError
 from graphlab.deploy import exporter
 from graphlab.deploy._child import KILL_AT_ENV

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from test_control_flow import add_one, halve, jacobi_graph, threshold
+from test_compiled import add_one, halve, jacobi_graph, threshold
 
 import graphlab as gl
 from graphlab.deploy import hostgen

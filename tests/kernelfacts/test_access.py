@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 import taichi as ti
 
-from graphlab.child.carry import ChildRunError, kernel_ref
+from graphlab.child.carry import kernel_ref
+from graphlab.child.process import ChildRunError
 from graphlab.core.errors import KernelError
 from graphlab.kernelfacts import access
 from graphlab.kernelfacts.access import AccessError, AccessFlag, ArraySpec, kernel_access, kernels_access

@@ -2,7 +2,7 @@
 
 graphlab.model.graph holds the model and nothing else: a name defined elsewhere (Step, GraphSize,
 too_many_dispatches, GraphChange, GraphState, MAX_REPEAT...) is imported from its own module, never
-through graphlab.model.graph. graphlab.child.carry re-exports the payload and child-run names.
+through graphlab.model.graph. The child package's modules re-export nothing of each other's.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ def test_the_public_graph_saves_itself():
     assert g.to_dict()["name"] == "g"
 
 
-def test_carry_re_exports_payload_and_child_run_names():
-    assert carry.load_kernels is payload.load_kernels
-    assert carry.CarryError is payload.CarryError
-    assert carry.run_child is childrun.run_child
-    assert carry.ChildRunError is childrun.ChildRunError
+def test_carry_re_exports_nothing_of_payload_or_the_child_process():
+    assert set(carry.__all__) == {"carry_kernels", "kernel_ref", "referenced_globals"}
+    assert not hasattr(carry, "load_kernels") and not hasattr(carry, "run_child")
+    assert not hasattr(carry, "ChildRunError")
+    assert callable(payload.load_kernels) and callable(childrun.run_child)

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import taichi as ti
-from test_control_flow import add_one, halve, jacobi, residual_flag, threshold
+from test_compiled import add_one, halve, jacobi, residual_flag, threshold
 
 import graphlab as gl
 from graphlab.deploy.control import plan_to_json

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 import taichi as ti
-from test_control_flow import halve, threshold
+from test_compiled import halve, threshold
 from test_graphfile_nesting import chain
 
 import graphlab as gl

@@ -6,7 +6,7 @@ import re
 
 import pytest
 import taichi as ti
-from test_control_flow import add_one, halve, threshold
+from test_compiled import add_one, halve, threshold
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
