@@ -19,7 +19,7 @@ from graphlab.child.payload import CarryError, KernelPayload, load_kernels
 from graphlab.child.process import ChildRunError, run_child
 from graphlab.core.errors import KernelError
 
-TESTS = str(Path(__file__).resolve().parent.parent)
+HERE = str(Path(__file__).resolve().parent)  # the child imports this module, test_carry
 
 MODULE_SOURCE = textwrap.dedent(
     """
@@ -149,7 +149,7 @@ def test_kernels_compute_the_same_in_a_child(module_kernel, path_kernel, cell, t
     payload = carry_kernels(kernels)
     assert payload.refs == [ref for ref, _ in CALLS]
 
-    child = run_child("test_carry:_child_compute", {"payload": payload.to_dict(), "calls": CALLS}, sys_path=[TESTS])
+    child = run_child("test_carry:_child_compute", {"payload": payload.to_dict(), "calls": CALLS}, sys_path=[HERE])
 
     here = run_calls({kernel_ref(k): k for k in kernels}, json.loads(json.dumps(CALLS)))
     assert child == here
