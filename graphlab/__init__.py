@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from graphlab._version import __version__
-from graphlab.api.graph import Graph
+from graphlab.api.graph import Graph, module_runner
 from graphlab.api.graph import load as _load
 from graphlab.api.graph import loads as _loads
 from graphlab.core.diagnostics import Diagnostic
@@ -67,6 +67,7 @@ __all__ = [
     "load",
     "load_module",
     "loads",
+    "open_capture",
     "verify",
 ]
 
@@ -297,6 +298,59 @@ def load_module(path: Any) -> Any:
     from graphlab.deploy.cruntime import load_module as _load_module  # import cost: Taichi
 
     return _load_module(path)
+
+
+def open_capture(folder: Any, *, graph: Graph, module: Any = None, **options: Any) -> Any:
+    """Open a field capture (one run recorded where a module was deployed) as a debug session of ``graph``.
+
+    The capture (format ``graphlab.capture/1``, see :mod:`graphlab.core.capture_format`) is recorded by
+    the C runtime library on a user's device, or from Python with
+    ``gl.load_module(folder).graphs[name].capture(capture_folder, values, segments=True)``. It is
+    checked against the notebook's graph before anything runs, and the session starts from its
+    inputs on this notebook's arch; ``dbg.compare(dbg.capture)`` names the first segment, and the
+    dispatch where the data decides it, where the notebook departs from the field run, or the flag
+    read that differs (see :mod:`graphlab.debug.compare_capture`).
+
+    Parameters
+    ----------
+    folder
+        The capture folder (``capture.json``, ``inputs/``, ``outputs/``, maybe ``segments/``).
+    graph
+        The notebook's :class:`Graph` the capture is of (its kernels run the notebook side).
+    module
+        The exported module folder it was recorded with: its ``manifest.json`` must be the very one.
+    **options
+        ``max_bytes=`` (the most bytes of arrays read, default 8 GiB) and ``g.debug``'s own options.
+
+    Returns
+    -------
+    DebugSession
+        A session on the captured inputs; its ``capture`` is the checked capture.
+
+    Raises
+    ------
+    CaptureError
+        The capture is missing, incomplete (no ``capture.json``), corrupt, too big, or not of this
+        graph; the message names the file, the JSON path (``$.inputs.x``) and the fix.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = gl.Graph("demo")
+    >>> g.dispatch(fill, g.ndarray("x", ti.f32, ndim=1), g.scalar("value", ti.f32))
+    'fill'
+    >>> root = tempfile.mkdtemp()
+    >>> module = gl.export(g, os.path.join(root, "demo"), arch="x64").path
+    >>> with gl.load_module(module) as loaded:
+    ...     _ = loaded.graphs["demo"].capture(os.path.join(root, "cap"), {"x": np.zeros(3, np.float32), "value": 1.5})
+    >>> dbg = gl.open_capture(os.path.join(root, "cap"), graph=g, module=module)
+    >>> dbg.compare(dbg.capture) is None
+    True
+    """
+    from graphlab.debug.capture import open_capture as _open_capture  # import cost: Taichi
+
+    options.setdefault("module_runner", module_runner)  # as g.debug(): compare(folder) runs the module
+    return _open_capture(folder, graph=graph, module=module, **options)
 
 
 def _note_taichi_runtimes() -> None:

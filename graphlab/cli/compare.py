@@ -1,5 +1,8 @@
 """``graphlab compare FILE --kernels MODULE --against vulkan``: where two archs first disagree on a graph.
 
+``graphlab replay CAPTURE --graph FILE --kernels MODULE`` (and ``compare --against CAPTURE``) runs
+the graph from a field capture's inputs and names where it departs from the captured run.
+
 Runs the graph file from the same start values on this process's arch (``--arch``, x64 on one
 thread by default: repeatable bits) and on ``--against`` (another arch, in a child process, or an
 exported module folder, in Taichi's C runtime), and prints the first
@@ -21,6 +24,7 @@ import numpy as np
 
 from graphlab.api.graph import load
 from graphlab.cli.commands import load_kernel_module
+from graphlab.core.capture_format import is_capture_folder
 from graphlab.core.errors import GraphlabError
 from graphlab.core.spec import NUMPY_DTYPES
 from graphlab.model.sizes import dims_problem, resolve_sizes
@@ -41,7 +45,8 @@ def register(sub: Any) -> None:
         "--against",
         required=True,
         metavar="ARCH_OR_MODULE",
-        help=f"the other side: an arch ({', '.join(ARCHS)}; runs in a child process) or an exported module folder",
+        help=f"the other side: an arch ({', '.join(ARCHS)}; runs in a child process), an exported module folder "
+        "or a capture folder (its inputs are the start values)",
     )
     p.add_argument("--arch", default="x64", choices=ARCHS, help="this side's arch (default x64)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads of an x64 side (default 1: repeatable)")
@@ -54,6 +59,21 @@ def register(sub: Any) -> None:
     p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=run_compare)
+    r = sub.add_parser(
+        "replay",
+        help="run a graph file on the inputs of a field capture and name where it departs from the captured run; "
+        "exit 0 agree, 1 diverged, 2 unusable input",
+    )
+    r.add_argument("capture", metavar="CAPTURE", help="a capture folder (capture.json, inputs/, outputs/ ...)")
+    r.add_argument("--graph", required=True, metavar="FILE", help="the graph file (.graph.json) the capture is of")
+    r.add_argument("--kernels", required=True, help="module name or .py file holding the kernels")
+    r.add_argument("--module", metavar="FOLDER", help="the exported module folder: its manifest.json must match")
+    r.add_argument("--arch", default="x64", choices=ARCHS, help="this side's arch (default x64)")
+    r.add_argument("--threads", type=int, default=1, help="CPU threads of an x64 side (default 1: repeatable)")
+    r.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (0 with --atol 0: bit for bit)")
+    r.add_argument("--atol", type=float, default=0.0, help="absolute tolerance")
+    r.add_argument("--json", action="store_true", help="print the result as JSON")
+    r.set_defaults(handler=run_replay)
 
 
 def parse_dims(items: list[str]) -> dict[str, int]:
@@ -129,8 +149,42 @@ def given_start_values(graph: Any, values: str | None, dim_items: list[str], see
     return start_values(graph, _given(values), parse_dims(dim_items), seed)
 
 
+def run_replay(args: argparse.Namespace) -> int:
+    """Handler of ``graphlab replay`` (and of ``graphlab compare --against CAPTURE``)."""
+    import taichi as ti  # import cost: Taichi, only when replaying (`graphlab --help` stays light)
+
+    from graphlab.debug.capture import read_capture  # import cost: Taichi, as above
+
+    if args.threads < 1:
+        raise GraphlabError(f"--threads {args.threads}: give 1 or more")
+    if not Path(args.graph).is_file():
+        raise GraphlabError(f"{args.graph}: no such graph file")
+    with contextlib.redirect_stdout(sys.stderr):  # Taichi's banner; stdout is the answer's
+        graph = load(args.graph, kernels=load_kernel_module(args.kernels))
+        capture = read_capture(args.capture, graph=graph, module=args.module)  # checked before Taichi starts
+        options: dict[str, Any] = {"log_level": ti.WARN}
+        if args.arch == "x64":
+            options["cpu_max_num_threads"] = args.threads
+        ti.init(arch=getattr(ti, args.arch), **options)
+        found = graph.debug(capture.start_values()).compare(capture, rtol=args.rtol, atol=args.atol)
+    if args.json:
+        print(json.dumps({"agree": found is None, "divergence": None if found is None else found.to_dict()}))
+    elif found is None:
+        tol = "bit for bit" if args.rtol == 0 and args.atol == 0 else f"within rtol {args.rtol:g}, atol {args.atol:g}"
+        print(f"{graph.name}: {args.arch} and the {capture.arch} agree on every decision and buffer ({tol})")
+    else:
+        print(f"{graph.name}: {found}")
+    return 0 if found is None else 1
+
+
 def run_compare(args: argparse.Namespace) -> int:
     """Handler of ``graphlab compare``."""
+    if is_capture_folder(args.against):  # the capture holds the start values and the other side's answers
+        if args.values is not None or args.dim:
+            message = f"--against {args.against} is a capture: it holds the start values; drop --values/--dim"
+            raise GraphlabError(message)
+        args.capture, args.graph, args.module = args.against, args.file, None
+        return run_replay(args)
     import taichi as ti  # import cost: Taichi, only when comparing (`graphlab --help` stays light)
 
     from graphlab.debug.compare import check_options  # import cost: Taichi, as above

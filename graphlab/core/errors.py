@@ -112,3 +112,16 @@ class FileWriteError(GraphlabError, OSError):
 
     def __str__(self) -> str:  # OSError would show "[Errno 28] ..." without the path and the fix
         return self.message
+
+
+class CaptureError(GraphlabError, ValueError):
+    """A field capture (``graphlab.capture/1`` folder) is missing, incomplete, corrupt or not of this graph.
+
+    ``file`` names the file and ``json_path`` the place in ``capture.json`` (``$.inputs.x``); the
+    message says what was expected and the fix.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, json_path: str = "$") -> None:
+        where = f"{file}: " if file else ""
+        super().__init__(f"{where}{json_path}: {message}")
+        self.file, self.json_path, self.reason = file, json_path, message

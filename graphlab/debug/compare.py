@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from graphlab.core.capture_format import is_capture_folder
 from graphlab.debug.compare_children import ChildPool, child_threads
 from graphlab.debug.compare_sides import COMMAND_TIMEOUT, Answer, LocalSide, Side
 from graphlab.debug.pictures import heatmap_png, lineplot_svg
@@ -94,6 +95,10 @@ class Divergence:
     difference: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: Set when the dispatch that differs draws random numbers (``ti.random``): what it draws, where.
     random: str | None = None
+    #: Against a capture: the segment visit (execution order) whose recorded end differs, None for
+    #: the end of the run; ``suspects``: when no dispatch-level data decides, the steps that may be it.
+    segment: int | None = None
+    suspects: tuple[str, ...] | None = None
 
     def picture(self) -> bytes | str | None:
         """The absolute difference of ``buffer``: a PNG heat map (2-D and more, components folded by
@@ -111,7 +116,8 @@ class Divergence:
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         out.update(max_abs=self.max_abs, max_rel=self.max_rel, rtol=self.rtol, atol=self.atol)
         out.update(control_node=self.control_node, decisions=self.decisions, random=self.random, text=str(self))
-        for key in ("archs", "first_index", "values", "decisions"):
+        out.update(segment=self.segment, suspects=self.suspects)
+        for key in ("archs", "first_index", "values", "decisions", "suspects"):
             out[key] = None if out[key] is None else list(out[key])
         return out
 
@@ -122,6 +128,12 @@ class Divergence:
         else:
             where = "the start" if self.index == 0 else f"the end of the run (after {self.index} dispatches)"
         tol = "bit for bit" if self.rtol == 0 and self.atol == 0 else f"rtol {self.rtol:g}, atol {self.atol:g}"
+        if self.suspects is not None:  # a capture holds nothing inside a segment: say which steps it may be
+            span = "the run" if self.segment is None else f"segment {self.segment}"
+            shown = list(self.suspects) if len(self.suspects) <= 6 else [*self.suspects[:3], "...", *self.suspects[-2:]]
+            where = f"{span} (steps {', '.join(shown)}; {len(self.suspects)} in all)"
+        elif self.segment is not None and self.step_id:
+            where += f", in segment {self.segment}"
         if self.kind == "control":
             assert self.decisions is not None
             when = f"after {where}" if self.step_id else "over the whole run"
@@ -139,6 +151,8 @@ class Divergence:
                 f"({self.count} of {self.size} elements) and what follows cannot be compared value for value; "
                 f"{REPRODUCIBLE_HINT}"
             )
+        if self.suspects is not None:
+            where += ", one of which departs: the capture has no state inside it to say which"
         return (
             f"{a} and {b} diverge at {where}: buffer {self.buffer!r} differs first at "
             f"{list(self.first_index or ())} ({a} {self.values[0]!r}, {b} {self.values[1]!r}); "
@@ -518,7 +532,9 @@ def _first_differing(
 
 
 def is_module_folder(against: object) -> bool:
-    """Whether ``against`` names a folder (an exported module) rather than an arch."""
+    """Whether ``against`` names a folder (an exported module) rather than an arch or a capture."""
+    if is_capture_folder(against):
+        return False
     if isinstance(against, os.PathLike):
         return True
     return isinstance(against, str) and against not in ARCHS and Path(against).is_dir()
@@ -538,10 +554,14 @@ def check_options(
             f"compare(): graph {graph_name!r} binds textures, which compare cannot copy to another "
             "arch yet; compare a graph of ndarrays"
         )
-    if not is_module_folder(against) and (not isinstance(against, str) or against not in ARCHS):
+    if (
+        not is_module_folder(against)
+        and not is_capture_folder(against)
+        and (not isinstance(against, str) or against not in ARCHS)
+    ):
         raise DebugError(
             f"compare(against={against!r}): give an arch name, one of {', '.join(ARCHS)}, "
-            "or the folder of a module gl.export wrote"
+            "the folder of a module gl.export wrote, or a capture (gl.open_capture, or its folder)"
         )
     for name, value in (("rtol", rtol), ("atol", atol)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:

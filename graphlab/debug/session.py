@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.core.capture_format import is_capture_folder
 from graphlab.core.errors import StaleGraphError
 from graphlab.debug.breakpoints import (
     Breakpoint,
@@ -74,6 +75,7 @@ from graphlab.debug.breakpoints import (
     evaluate_watches,
     nonfinite_mask,
 )
+from graphlab.debug.capture import Capture
 from graphlab.debug.compare import Divergence, Progress, StepsView, check_options, flag_buffers, is_module_folder
 from graphlab.debug.compare_sides import COMMAND_TIMEOUT
 from graphlab.debug.flow import Recorder
@@ -218,6 +220,8 @@ class DebugSession:
             notes=self.notes, faults=self.faults,
         )  # fmt: skip
         self._others = OtherSides(module_runner)
+        #: The field capture this session was opened on (``gl.open_capture``), for ``compare(dbg.capture)``.
+        self.capture: Capture | None = None
         self._nonfinite_reported: tuple[int, int] | None = None  # (state, position) of the last NaN/Inf report
 
     def _writes(self) -> dict[str, frozenset[str]]:
@@ -856,7 +860,7 @@ class DebugSession:
 
     def compare(
         self,
-        against: str | os.PathLike[str],
+        against: str | os.PathLike[str] | Capture,
         *,
         rtol: float = 0.0,
         atol: float = 0.0,
@@ -880,7 +884,11 @@ class DebugSession:
             An arch name (``"x64"``, ``"vulkan"``, ``"cuda"``, ``"metal"`` ...), or the folder of a
             module ``gl.export`` wrote: its deployed graph is compared at the end of the run, and
             when it differs a debug variant (one module graph per dispatch, exported on the fly for
-            the same arch) names the dispatch.
+            the same arch) names the dispatch. Or a field capture (``dbg.capture`` of
+            ``gl.open_capture``, or its folder): the notebook runs from the captured inputs and is
+            compared with the recorded flag reads, segment ends and outputs
+            (:mod:`graphlab.debug.compare_capture`); the divergence names the segment and, where
+            the data decides it, the dispatch.
         rtol, atol
             Tolerances as in ``numpy.isclose`` (NaN equals NaN); both 0 (the default): bit for bit.
         progress
@@ -910,18 +918,24 @@ class DebugSession:
         0
         """
         kinds = [arg.kind for arg in self.graph.args.values()]
-        check_options(self.graph.name, kinds, against, rtol, atol, timeout)
+        capture = self._others.capture_of(against, self.graph)  # read and checked before anything runs
+        named = against.folder if isinstance(against, Capture) else against  # a capture's folder names it
+        check_options(self.graph.name, kinds, named, rtol, atol, timeout)
         self._alive()
-        if is_module_folder(against):
-            self._others.check_module(against)  # before anything runs
+        if capture is None and is_module_folder(named):
+            self._others.check_module(named)  # before anything runs
         with warnings.catch_warnings():  # the search goes back and forth on copies; a random dispatch is
             warnings.simplefilter("ignore", RandomReplayWarning)  # reported as the divergence itself
-            start = self._start_values()
+            start = self._start_values() if capture is None else capture.start_values()
             mine = DebugSession(self._compiled, start)  # the search moves this one, on copies
             view = mine._steps_view()
-            if is_module_folder(against):
+            if capture is not None:
+                return self._others.against_capture(
+                    mine, view, capture, rtol=float(rtol), atol=float(atol), progress=progress
+                )
+            if is_module_folder(named):
                 return self._others.against_module(
-                    mine, view, against, start, rtol=float(rtol), atol=float(atol), progress=progress
+                    mine, view, named, start, rtol=float(rtol), atol=float(atol), progress=progress
                 )
             return self._others.against_arch(
                 mine, view, str(against), start, rtol=float(rtol), atol=float(atol), progress=progress,
@@ -936,7 +950,7 @@ class DebugSession:
         then pays only the search. Errors of the start (Taichi falls back to another
         arch, the kernels fail to load there) are raised by that ``compare``, as without
         ``prepare_compare``, or here with ``wait=True`` (which returns once the process is ready).
-        An exported module folder needs no preparing; calling again is harmless.
+        An exported module folder or a capture needs no preparing; calling again is harmless.
 
         Examples
         --------
@@ -949,7 +963,7 @@ class DebugSession:
         kinds = [arg.kind for arg in self.graph.args.values()]
         check_options(self.graph.name, kinds, against, 0.0, 0.0, timeout)
         self._alive()
-        if is_module_folder(against):
+        if is_module_folder(against) or is_capture_folder(against):  # nothing to start for these
             return
         start = self._start_values()
         self._others.prepare(self.graph, str(against), here=self.arch, start=start, timeout=timeout, wait=wait)

@@ -1,11 +1,12 @@
-"""The other sides a debug session compares against: warm processes of other archs, exported modules.
+"""The other sides a debug session compares against: warm processes of other archs, exported modules, captures.
 
 ``dbg.compare("vulkan")`` runs the same graph elsewhere and stops at the first dispatch where the two
 runs disagree (the search is :mod:`graphlab.debug.compare`'s). :class:`OtherSides` is the part of
 :class:`~graphlab.debug.session.DebugSession` that owns what the far side runs in: the processes of
 other archs, kept warm for the next comparison (:mod:`graphlab.debug.compare_children`), and, for an
 exported module folder, the runner the layer above builds (:data:`ModuleRunnerFactory`, given by
-``g.debug``; the debugger does not import the exporter).
+``g.debug``; the debugger does not import the exporter), and a field capture, which runs nothing: it
+holds the recorded answers (:mod:`graphlab.debug.compare_capture`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from graphlab.core.capture_format import is_capture_folder
+from graphlab.debug.capture import Capture, read_capture
 from graphlab.debug.compare import (
     Divergence,
     ModuleLike,
@@ -23,6 +26,7 @@ from graphlab.debug.compare import (
     compare_module,
     compare_runs,
 )
+from graphlab.debug.compare_capture import compare_capture
 from graphlab.debug.compare_children import ChildPool, child_threads
 from graphlab.debug.session_errors import DebugError
 
@@ -52,6 +56,30 @@ class OtherSides:
             return compare_module(mine, view, runner, rtol=rtol, atol=atol, progress=progress)
         finally:
             runner.close()
+
+    def against_capture(
+        self, mine: DebugSession, view: StepsView, capture: Capture,
+        *, rtol: float, atol: float, progress: Progress | None,
+    ) -> Divergence | None:  # fmt: skip
+        """Compare ``mine`` (a session on copies of the captured inputs) against a run recorded in the field."""
+        return compare_capture(mine, view, capture, rtol=rtol, atol=atol, progress=progress)
+
+    def capture_of(self, against: object, graph: Graph) -> Capture | None:
+        """``against`` as a capture (read and checked against ``graph`` when it names a capture folder);
+        None when it is an arch or a module folder."""
+        if isinstance(against, Capture):
+            if against.record.graph != graph.name:
+                raise DebugError(
+                    f"compare(capture): the capture is of graph {against.record.graph!r}, this session's is "
+                    f"{graph.name!r}; compare a session of that graph"
+                )
+            if against.graph is not graph:  # checked against another Graph object: check it against this one
+                return read_capture(against.folder, graph=graph)
+            return against
+        if is_capture_folder(against):
+            assert isinstance(against, (str, os.PathLike))
+            return read_capture(against, graph=graph)
+        return None
 
     def check_module(self, folder: str | os.PathLike[str]) -> ModuleRunnerFactory:
         """What runs an exported module; raised before anything runs when this session was given none."""

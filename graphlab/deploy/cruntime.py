@@ -50,6 +50,7 @@ from graphlab.deploy.capi import (
     TI_DATA_TYPE,
 )
 from graphlab.deploy.capi_ctypes import Buffer, CApi, Memory, TiNamedArgument, c_api
+from graphlab.deploy.capture_write import DEFAULT_LIMIT_BYTES, CaptureWriter
 from graphlab.deploy.cruntime_textures import Images, check_texels, texture_formats
 from graphlab.deploy.errors import UnknownGraphError
 from graphlab.deploy.manifest import (
@@ -62,7 +63,7 @@ from graphlab.deploy.manifest import (
 )
 from graphlab.deploy.seal import check_files
 from graphlab.kernelfacts.shape_facts import first_violation
-from graphlab.model.plan import ControlEvent, Iterate, Segment, run_plan
+from graphlab.model.plan import ControlEvent, Cursor, FlagRead, Iterate, Segment, run_plan
 from graphlab.model.sizes import dim_names, resolve_sizes
 from graphlab.run.values import Problem, array_problem, dims_problem, number_problem, numpy_dtype
 
@@ -262,6 +263,7 @@ class ModuleGraph:
     def __init__(self, module: Module, spec: GraphSpec, handles: Mapping[str, int]) -> None:
         self.module, self.spec, self.name, self._handles = module, spec, spec.name, dict(handles)
         self.last_events: list[ControlEvent] = []
+        self._reads: list[FlagRead] = []  # the flag reads of the last captured run
 
     def __repr__(self) -> str:
         return f"<ModuleGraph {self.name!r}({', '.join(a.name for a in self.spec.args)}) of {self.module.path}>"
@@ -288,7 +290,40 @@ class ModuleGraph:
         clash = sorted(set(values or {}) & set(kwargs))
         if clash:
             raise GraphRunError(f"graph {self.name!r}: {', '.join(clash)} given both in the dict and as keywords")
-        values = {**(values or {}), **kwargs}
+        return self._run({**(values or {}), **kwargs}, None)
+
+    def capture(
+        self,
+        folder: str | os.PathLike[str],
+        values: Mapping[str, Any],
+        /,
+        *,
+        segments: bool = False,
+        limit_bytes: int = DEFAULT_LIMIT_BYTES,
+    ) -> dict[str, np.ndarray]:
+        """Run the graph once, as :meth:`run` does, and record the run in ``folder`` as a field capture.
+
+        The folder (new or empty) gets the format ``graphlab.capture/1`` (:mod:`graphlab.core.capture_format`)
+        that the C runtime library writes on a user's device: the args before the run, every flag
+        read, the arrays after it and, with ``segments=True``, what each executed segment wrote, up to
+        ``limit_bytes`` of them (then ``truncated``). ``gl.open_capture(folder, graph=g)`` opens it in
+        the notebook as a debug session; ``dbg.compare(capture)`` says where the notebook departs.
+
+        ``values``: a dict by arg name (dims by name too), as :meth:`run` takes it; a run with control
+        flow steps its plan segment by segment (the cursor the debugger uses), reading each flag once.
+        """
+        if not isinstance(values, Mapping):
+            got = type(values).__name__
+            raise GraphRunError(f"graph {self.name!r}: capture(folder, values) takes a dict of values, not {got}")
+        module = self.module
+        writer = CaptureWriter(
+            folder, module.manifest, self.spec, segments=segments, limit_bytes=limit_bytes,
+            c_api_version=module._api.call("ti_get_version"),
+        )  # fmt: skip
+        return self._run(dict(values), writer)
+
+    def _run(self, values: dict[str, Any], writer: CaptureWriter | None) -> dict[str, np.ndarray]:
+        """One run on checked values; ``writer`` records it as a capture."""
         arg_names, names = {a.name for a in self.spec.args}, set(dim_names(self.spec.args))
         dims = {k: values.pop(k) for k in list(values) if k not in arg_names and k in names}
         module, api = self.module, self.module._api
@@ -302,7 +337,9 @@ class ModuleGraph:
         for arg in textures:  # texels: buffer -> image, by the module's copy graph
             images.allocate(arg, bound.shapes[arg.name])
             images.copy(arg, buffers[arg.name], to_image=True)
-        self.last_events = self._execute(bound, buffers, memory, images)
+        if writer is not None:
+            writer.begin(bound.arrays, bound.scalars, bound.shapes)
+        self.last_events = self._execute(bound, buffers, memory, images, writer)
         for arg in textures:
             images.copy(arg, buffers[arg.name], to_image=False)
         results = {name: np.empty(array.shape, array.dtype) for name, array in bound.arrays.items()}
@@ -313,6 +350,8 @@ class ModuleGraph:
             memory.download(buffers[name], out)
             bound.arrays[name][...] = out
         images.free()
+        if writer is not None:
+            writer.finish(self._reads, bound.arrays)
         return dict(bound.arrays)
 
     def _arguments(self, segment: Segment, bound: _Bound, buffers: Mapping[str, Buffer], images: Images) -> Any:
@@ -330,8 +369,9 @@ class ModuleGraph:
         return args
 
     def _execute(
-        self, bound: _Bound, buffers: Mapping[str, Buffer], memory: Memory, images: Images
-    ) -> list[ControlEvent]:
+        self, bound: _Bound, buffers: Mapping[str, Buffer], memory: Memory, images: Images,
+        writer: CaptureWriter | None = None,
+    ) -> list[ControlEvent]:  # fmt: skip
         """Launch the module graphs of the plan in the cursor's order, reading flags on the host at each decision."""
         api, runtime = self.module._api, self.module._runtime
         plan = self.spec.plan
@@ -351,6 +391,22 @@ class ModuleGraph:
         def read_count(name: str) -> int:
             return int(bound.scalars[name])
 
+        if writer is not None:  # the cursor's walk: one launch per visit, every flag read with its scope
+
+            def download(name: str) -> np.ndarray:
+                arg = next(a for a in self.spec.args if a.name == name)
+                out = np.empty(bound.shapes[name], numpy_dtype(arg))
+                memory.queue_download(buffers[name], out.nbytes)
+                api.call("ti_wait", runtime)
+                memory.download(buffers[name], out)
+                return out
+
+            cursor = Cursor(plan)
+            while (visit := cursor.advance(read_flag, read_count)) is not None:
+                launch(visit.segment)
+                writer.segment_done(visit.segment, download)
+            self._reads = list(cursor.reads)
+            return list(cursor.events)
         rollback = _SavedBuffers(memory, buffers, self.module._saved_copy)
         return run_plan(plan, launch, read_flag, read_count, rollback=rollback)
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from graphlab.debug import DebugSession, Divergence
 
 
-#: Archs offered in the panel's list (the field also takes an exported module's folder).
+#: Archs offered in the panel's list (the field also takes an exported module's folder or a capture folder).
 ARCHS: tuple[str, ...] = ("vulkan", "x64", "cuda", "metal", "opengl", "arm64")
 #: Largest difference picture sent to the front-end (bytes before base64); a larger one is left out.
 MAX_PICTURE = 1 << 21
@@ -57,6 +57,8 @@ def divergence_view(found: Divergence) -> dict[str, Any]:
     out = found.to_dict()
     out.pop("rtol", None)
     out.pop("atol", None)
+    out.pop("segment", None)  # against a capture: the sentence (``text``) names the segment and suspects
+    out.pop("suspects", None)
     out["archs"] = [str(a) for a in out["archs"]]
     if out["values"] is not None:
         out["values"] = [_number(v) for v in out["values"]]
