@@ -12,9 +12,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from graphlab._version import __version__
-from graphlab.api.graph import Graph, module_runner
+from graphlab.api.graph import Graph
 from graphlab.api.graph import load as _load
 from graphlab.api.graph import loads as _loads
+from graphlab.api.graph import open_capture as _open_capture
 from graphlab.core.diagnostics import Diagnostic
 from graphlab.core.errors import (
     GraphError,
@@ -347,9 +348,6 @@ def open_capture(folder: Any, *, graph: Graph, module: Any = None, **options: An
     >>> dbg.compare(dbg.capture) is None
     True
     """
-    from graphlab.debug.capture import open_capture as _open_capture  # import cost: Taichi
-
-    options.setdefault("module_runner", module_runner)  # as g.debug(): compare(folder) runs the module
     return _open_capture(folder, graph=graph, module=module, **options)
 
 

@@ -412,3 +412,27 @@ def module_runner(folder: Any, graph: GraphModel, start: Mapping[str, Any]) -> M
     from graphlab.deploy.module_runner import ModuleRunner  # import cost: Taichi's C runtime
 
     return ModuleRunner(folder, graph, start)
+
+
+def open_capture(
+    folder: str | os.PathLike[str],
+    *,
+    graph: Graph,
+    module: str | os.PathLike[str] | None = None,
+    max_bytes: int | None = None,
+    **debug_options: Any,
+) -> DebugSession:
+    """A debug session of ``graph`` on the inputs a field run captured, on this notebook's arch.
+
+    The capture is read and checked first (:func:`graphlab.debug.capture.read_capture`); the
+    session's ``capture`` is it, so ``dbg.compare(dbg.capture)`` says where the notebook and the
+    field run part. ``debug_options`` go to :meth:`Graph.debug` (``options=``, ``bounds=``). Here, above
+    the debugger, since it opens the session as ``g.debug()`` does.
+    """
+    from graphlab.debug.capture import DEFAULT_MAX_BYTES, read_capture  # import cost: Taichi
+
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    capture = read_capture(folder, graph=graph, module=module, max_bytes=limit)
+    session = graph.debug(capture.start_values(), **debug_options)
+    session.capture = capture
+    return session

@@ -1,4 +1,6 @@
-"""A field capture opened in the notebook: read, checked against the notebook's graph, made a debug session.
+"""A field capture opened in the notebook: read and checked against the notebook's graph.
+
+``gl.open_capture`` (:func:`graphlab.api.graph.open_capture`) makes a checked capture a debug session.
 
 A capture (:mod:`graphlab.core.capture_format`) is one run of an exported graph on a user's device. To
 step it here, the notebook's own :class:`~graphlab.model.graph.Graph` (its kernels) is needed; the capture
@@ -36,9 +38,9 @@ from graphlab.model.plan import Branch, Iterate, build_plan
 from graphlab.run.values import numpy_dtype
 
 if TYPE_CHECKING:
-    from graphlab.debug.session import DebugSession
+    pass
 
-__all__ = ["DEFAULT_MAX_BYTES", "Capture", "open_capture", "read_capture"]
+__all__ = ["DEFAULT_MAX_BYTES", "Capture", "read_capture"]
 
 #: The default bound on the bytes of arrays read from one capture.
 DEFAULT_MAX_BYTES = 8 * 1024**3
@@ -144,28 +146,6 @@ def read_capture(
         outputs[name] = read_npy(record, path, where, budget=budget)
         check.array(arg, outputs[name], where, path)
     return Capture(record, graph, inputs, tuple(segments), outputs, dict(check.dims))
-
-
-def open_capture(
-    folder: str | os.PathLike[str],
-    *,
-    graph: Graph,
-    module: str | os.PathLike[str] | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    **debug_options: Any,
-) -> DebugSession:
-    """A debug session of ``graph`` on the inputs a field run captured, on this notebook's arch.
-
-    The capture is read and checked first (:func:`read_capture`); the session's ``capture`` is it,
-    so ``dbg.compare(dbg.capture)`` says where the notebook and the field run part. ``debug_options``
-    go to the session, as ``g.debug``'s do (``options=``, ``bounds=``, ``module_runner=``).
-    """
-    from graphlab.debug.session import DebugSession  # cycle: the session module imports Capture from here
-
-    capture = read_capture(folder, graph=graph, module=module, max_bytes=max_bytes)
-    session = DebugSession(graph, capture.start_values(), **debug_options)
-    session.capture = capture
-    return session
 
 
 class _Check:
