@@ -3,7 +3,7 @@
 :class:`GraphData` holds what a graph is (args, a top-level body, sequence definitions), answers
 questions about it (nodes by id, kernels, the uses of an arg, its unrolled steps and size), takes
 snapshots for undo and tells observers about edits. It changes nothing itself: the editing API
-(:mod:`graphlab.model.graph`, :mod:`graphlab.model.graphargs`) does, and every edit ends in :meth:`GraphData._changed`.
+(:mod:`graphlab.model.graph`) does, and every edit ends in :meth:`GraphData._changed`.
 Node location is :mod:`graphlab.model.locate`'s, unrolling and size :mod:`graphlab.model.unroll`'s.
 """
 

@@ -12,7 +12,7 @@ import inspect
 import graphlab
 from graphlab.child import carry, payload
 from graphlab.child import process as childrun
-from graphlab.model import graph, graphargs, graphdata, unroll
+from graphlab.model import graph, graphdata, unroll
 
 
 def test_graph_does_not_re_export_names_of_other_modules():
@@ -25,7 +25,7 @@ def test_graph_does_not_re_export_names_of_other_modules():
 
 
 def test_graph_is_made_of_its_parts_and_keeps_its_public_methods():
-    assert issubclass(graph.Graph, graphargs.GraphArgs)
+    assert graph.Graph.__bases__ == (graphdata.GraphData,)  # one base: the content; every edit is here
     for name in ("ndarray", "declare", "steps", "size", "step_count", "node", "validate", "run", "to_code"):
         assert callable(getattr(graphlab.Graph, name)), name
     assert list(inspect.signature(graphlab.Graph.steps).parameters) == ["self"]
