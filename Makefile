@@ -70,13 +70,17 @@ lint: python frontend
 # another parameter list ("argument not found"): every test run starts from its own empty cache.
 TEST_TICACHE := build/ticache-test
 
-# The suite runs as a few pytest processes, one after another (every file still runs, in order), so
-# one test's Taichi state cannot reach a test far later: late in one long process Taichi's own kernels
-# failed with "argument not found" (likely an ndarray of an old runtime deleted by a new one, which
-# graphlab.bridge.runtime now prevents). A failing group does not stop the others.
-TEST_FILES := $(sort $(wildcard tests/test_*.py))
-TEST_GROUPS := "tests/e2e graphlab" "$(filter tests/test_a% tests/test_b% tests/test_c%,$(TEST_FILES))" \
-  "$(filter tests/test_d%,$(TEST_FILES))" "$(filter-out tests/test_a% tests/test_b% tests/test_c% tests/test_d%,$(TEST_FILES))"
+# The suite runs as a few pytest processes, one after another (every file still runs), so one test's
+# Taichi state cannot reach a test far later: late in one long process Taichi's own kernels failed
+# with "argument not found" (likely an ndarray of an old runtime deleted by a new one, which
+# graphlab.bridge.runtime now prevents). Processes are groups of test folders (tests/<package>/) of
+# about the same run time; a folder not named below runs in the last group. A failing group does not
+# stop the others.
+TEST_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard tests/*/test_*.py))))
+TEST_GROUP_DEBUG := tests/debug
+TEST_GROUP_SHIP := tests/deploy tests/cli tests/fileview tests/widget
+TEST_GROUPS := "tests/e2e graphlab" "$(TEST_GROUP_DEBUG)" "$(TEST_GROUP_SHIP)" \
+  "$(filter-out tests/e2e $(TEST_GROUP_DEBUG) $(TEST_GROUP_SHIP),$(TEST_DIRS))"
 
 pytest: system python frontend wheel
 	rm -rf $(TEST_TICACHE)

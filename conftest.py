@@ -4,7 +4,7 @@ The examples in the docstrings (``pytest graphlab``, run by ``--doctest-modules`
 graphs, so every doctest runs on a one-thread ``ti.cpu`` (repeatable bits, as ``tests/conftest.py``'s
 ``ti_cpu`` fixture) with ``offline_cache=False`` (in Taichi 1.7.4 a cached kernel can carry another
 kernel's parameter names into an export). The namespace holds ``ti``, ``np``, ``gl`` and what
-:mod:`graphlab.doc_kernels` exports (``fill``, ``saxpy``, ``count_down``, ``demo_graph``): Taichi
+:mod:`graphlab.api.doc_kernels` exports (``fill``, ``saxpy``, ``count_down``, ``demo_graph``): Taichi
 compiles a kernel from its source file, so a docstring cannot define one.
 
 Taichi is initialised once and again only when something replaced that runtime (a test, or a
@@ -51,7 +51,7 @@ def _graphlab_doctest_namespace(request: pytest.FixtureRequest, doctest_namespac
     import taichi as ti
 
     import graphlab as gl
-    from graphlab import doc_kernels
+    from graphlab.api import doc_kernels
 
     _ensure_taichi()
     doctest_namespace.update(ti=ti, np=np, gl=gl)

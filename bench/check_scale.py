@@ -16,7 +16,7 @@ import time
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import load_taichi_example, mpm88_graph
+from graphlab.api.examples import load_taichi_example, mpm88_graph
 
 
 def timed(fn, repeat: int = 5) -> float:

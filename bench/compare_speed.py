@@ -32,7 +32,7 @@ import numpy as np
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import load_taichi_example, mpm88_buffers
+from graphlab.api.examples import load_taichi_example, mpm88_buffers
 
 I1 = ti.types.ndarray(dtype=ti.i32, ndim=1)
 V1 = ti.types.ndarray(dtype=ti.math.vec2, ndim=1)

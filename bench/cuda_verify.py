@@ -1,6 +1,6 @@
 """Export Taichi's mpm88 for CUDA and verify it in the C runtime against Python (run on a GPU machine).
 
-    python bench/cuda_verify.py --substeps 20
+python bench/cuda_verify.py --substeps 20
 """
 
 import argparse
@@ -11,7 +11,7 @@ from pathlib import Path
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
+from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
 
 
 def main() -> None:

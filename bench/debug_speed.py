@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import taichi as ti
 
+from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
 from graphlab.debug import DebugOptions
 from graphlab.debug.stats import buffer_stats
-from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
 
 
 def median_ms(samples: list[float]) -> float:

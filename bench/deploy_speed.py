@@ -7,7 +7,7 @@
     set-up, in alternating rounds (median taken). Target: C host / Python <= 1.0.
 (b) ``--export-verify``: wall time of ``gl.export`` plus ``gl.verify`` of mpm88 (target <= 15 s on
     the 2-core development CPU).
-(c) ``--library``: the same frames through the runtime library (``graphlab/export/runtime``, driven by
+(c) ``--library``: the same frames through the runtime library (``graphlab/deploy/runtime``, driven by
     ``tests/runtime_check.c``) against the generated host program, both compiled here with the same C
     compiler and ``-O2``; and the library with ``GRAPHLAB_CAPTURE`` set (every frame written as a
     capture folder) against it without. Targets: library / host <= 1.02; capture off costs nothing
@@ -41,10 +41,10 @@ import numpy as np
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
-from graphlab.export.capi_ctypes import taichi_c_api_dir
-from graphlab.export.hostgen import build_host, find_compiler
-from graphlab.export.verify import run_host, run_python
+from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
+from graphlab.deploy.capi_ctypes import taichi_c_api_dir
+from graphlab.deploy.hostgen import build_host, find_compiler
+from graphlab.deploy.verify import run_host, run_python
 
 REPO = Path(__file__).resolve().parent.parent
 

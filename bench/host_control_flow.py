@@ -28,7 +28,7 @@ import numpy as np
 import taichi as ti
 
 import graphlab as gl
-from graphlab.export.verify import run_host
+from graphlab.deploy.verify import run_host
 
 ARCHS = {"cpu": "x64", "cuda": "cuda", "vulkan": "vulkan"}
 

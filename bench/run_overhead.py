@@ -18,7 +18,7 @@ from pathlib import Path
 
 import taichi as ti
 
-from graphlab.examples import hand_built_mpm88, load_taichi_example, mpm88_buffers, mpm88_graph
+from graphlab.api.examples import hand_built_mpm88, load_taichi_example, mpm88_buffers, mpm88_graph
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import taichi as ti
 
 import graphlab as gl
-from graphlab.graphfile import dumps
+from graphlab.model.graphfile import dumps
 
 
 @ti.kernel

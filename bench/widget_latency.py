@@ -51,7 +51,7 @@ CLICK_AND_WAIT = """([expected]) => new Promise((resolve, reject) => {
 def notebook(arch: str, substeps: int) -> nbformat.NotebookNode:
     setup = f"""import taichi as ti
 import graphlab as gl
-from graphlab.examples import load_taichi_example, mpm88_buffers, mpm88_graph
+from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
 
 ti.init(arch=ti.{arch}, log_level=ti.WARN)
 m = load_taichi_example("mpm88_graph")

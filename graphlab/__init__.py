@@ -9,15 +9,15 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphlab import (
-    export,  # a package you call: gl.export(g, "out/mpm88", arch="vulkan")
-    uses,  # noqa: F401  (fills Graph.validate/compile/debug/...: see graphlab.uses)
-)
 from graphlab._version import __version__
-from graphlab.diagnostics import Diagnostic
-from graphlab.errors import (
+from graphlab.api.graph import Graph
+from graphlab.api.graph import load as _load
+from graphlab.api.graph import loads as _loads
+from graphlab.api.graph import open_capture as _open_capture
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.errors import (
     GraphError,
     GraphFileError,
     GraphlabError,
@@ -28,14 +28,15 @@ from graphlab.errors import (
     StaleGraphError,
     ToolMissingError,
 )
-from graphlab.graph import Graph, SequenceBuilder
-from graphlab.graphdata import GraphChange
-from graphlab.graphfile import load as _load
-from graphlab.graphfile import loads as _loads
-from graphlab.kernels import KernelInfo, KernelRegistry, Param, kernel_info
-from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse
-from graphlab.spec import Arg
-from graphlab.unroll import Step
+from graphlab.core.spec import Arg
+from graphlab.model.graph import SequenceBuilder
+from graphlab.model.graphdata import GraphChange
+from graphlab.model.kernels import KernelInfo, KernelRegistry, Param, kernel_info
+from graphlab.model.nodes import Cond, Dispatch, Loop, SequenceUse
+from graphlab.model.unroll import Step
+
+if TYPE_CHECKING:
+    from graphlab.deploy.exporter import export
 
 __all__ = [
     "Arg",
@@ -72,6 +73,16 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    """``gl.export`` is :func:`graphlab.deploy.exporter.export` itself, imported on first use."""
+    if name == "export":
+        from graphlab.deploy.exporter import export  # import cost: numpy and the exporter stay out of `import graphlab`
+
+        globals()["export"] = export
+        return export
+    raise AttributeError(f"module 'graphlab' has no attribute {name!r}")
+
+
 def load(path: Any, *, kernels: Any) -> Graph:
     """Load a graph file; kernels resolve only from ``kernels`` (module, dict, list or registry).
 
@@ -100,7 +111,7 @@ def load(path: Any, *, kernels: Any) -> Graph:
     Examples
     --------
     >>> import os, tempfile
-    >>> from graphlab import doc_kernels
+    >>> from graphlab.api import doc_kernels
     >>> path = os.path.join(tempfile.mkdtemp(), "demo.json")
     >>> doc_kernels.demo_graph().save(path)
     >>> g = gl.load(path, kernels=doc_kernels)
@@ -109,8 +120,8 @@ def load(path: Any, *, kernels: Any) -> Graph:
     >>> gl.load(path, kernels=[fill])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
       ...
-    graphlab.errors.GraphFileError: ...demo.json: $.sequences[0].body[0].kernel: kernel
-      'graphlab.doc_kernels:saxpy' is not among the kernels given (graphlab.doc_kernels:fill)
+    graphlab.core.errors.GraphFileError: ...demo.json: $.sequences[0].body[0].kernel: kernel
+      'graphlab.api.doc_kernels:saxpy' is not among the kernels given (graphlab.api.doc_kernels:fill)
     """
     return _load(path, kernels=kernels)
 
@@ -193,13 +204,13 @@ def loads(text: str | bytes, *, kernels: Any) -> Graph:
     >>> gl.loads('{"format": "graphlab.graph/1"}', kernels=[fill])
     Traceback (most recent call last):
       ...
-    graphlab.errors.GraphFileError: $.name: missing
+    graphlab.core.errors.GraphFileError: $.name: missing
     """
     return _loads(text, kernels=kernels)
 
 
 def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
-    """Compare an exported module in the C runtime with Taichi's Python frontend (see graphlab.export.verify).
+    """Compare an exported module in the C runtime with Taichi's Python frontend (see graphlab.deploy.verify).
 
     The folder's generated C host is built and run on the inputs, so is a child process that
     rebuilds the graphs with Taichi's Python frontend; every ndarray they write is compared.
@@ -213,7 +224,7 @@ def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
         Values by arg name (numpy arrays, numbers); the other args are drawn at random.
     **options
         ``seed``, ``frames``, ``rtol``, ``kernels``, ``cc``, ``baseline``, ``timeout``: see
-        :func:`graphlab.export.verify.verify`.
+        :func:`graphlab.deploy.verify.verify`.
 
     Returns
     -------
@@ -242,7 +253,7 @@ def verify(path: Any, inputs: Any = None, **options: Any) -> Any:
     >>> report.passed, report.inputs, [(out.name, out.shape, out.identical) for out in report.outputs]
     (True, 'random (seed 0)', [('y', (64,), True)])
     """
-    from graphlab.export.verify import verify as _verify  # import cost: Taichi
+    from graphlab.deploy.verify import verify as _verify  # import cost: Taichi
 
     return _verify(path, inputs, **options)
 
@@ -251,7 +262,7 @@ def load_module(path: Any) -> Any:
     """Load an exported module into Taichi's C runtime, to run its graphs "as deployed".
 
     No Taichi Python frontend is involved: the module runs through ``libtaichi_c_api`` as a C
-    host would run it (see :mod:`graphlab.export.cruntime`).
+    host would run it (see :mod:`graphlab.deploy.cruntime`).
 
     Parameters
     ----------
@@ -285,7 +296,7 @@ def load_module(path: Any) -> Any:
     >>> xs
     array([1.5, 1.5, 1.5], dtype=float32)
     """
-    from graphlab.export.cruntime import load_module as _load_module  # import cost: Taichi
+    from graphlab.deploy.cruntime import load_module as _load_module  # import cost: Taichi
 
     return _load_module(path)
 
@@ -293,7 +304,7 @@ def load_module(path: Any) -> Any:
 def open_capture(folder: Any, *, graph: Graph, module: Any = None, **options: Any) -> Any:
     """Open a field capture (one run recorded where a module was deployed) as a debug session of ``graph``.
 
-    The capture (format ``graphlab.capture/1``, see :mod:`graphlab.capture_format`) is recorded by
+    The capture (format ``graphlab.capture/1``, see :mod:`graphlab.core.capture_format`) is recorded by
     the C runtime library on a user's device, or from Python with
     ``gl.load_module(folder).graphs[name].capture(capture_folder, values, segments=True)``. It is
     checked against the notebook's graph before anything runs, and the session starts from its
@@ -337,8 +348,6 @@ def open_capture(folder: Any, *, graph: Graph, module: Any = None, **options: An
     >>> dbg.compare(dbg.capture) is None
     True
     """
-    from graphlab.debug.capture import open_capture as _open_capture  # import cost: Taichi
-
     return _open_capture(folder, graph=graph, module=module, **options)
 
 

@@ -43,7 +43,7 @@ import taichi as ti
 
 from graphlab.bridge.runtime import current_arch
 from graphlab.bridge.types import expression_dtype
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 
 __all__ = [
     "PHILOX_ROUNDS",

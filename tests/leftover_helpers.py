@@ -1,4 +1,4 @@
-"""Entries the leftovers tests run in a child process through ``graphlab.childrun.run_child``."""
+"""Entries the leftovers tests run in a child process through ``graphlab.child.process.run_child``."""
 
 from __future__ import annotations
 

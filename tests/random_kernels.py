@@ -1,4 +1,4 @@
-"""Kernels for tests/test_kernel_effects.py: random draws through ti.funcs, atomics, races and red-black."""
+"""Kernels for tests/kernelfacts/test_effects.py: random draws through ti.funcs, atomics, races and red-black."""
 
 # No `from __future__ import annotations`: Taichi reads kernel annotations as objects.
 

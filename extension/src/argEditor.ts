@@ -12,10 +12,10 @@ import type { Section } from "./sidePanel";
 import type { ArgSpec, ArgView, EditOp, GraphView, Role } from "./protocol";
 import type { Actions, ViewState } from "./state";
 
-/** The roles the model has (`graphlab.spec.ROLES`). */
+/** The roles the model has (`graphlab.core.spec.ROLES`). */
 export const ARG_ROLES: readonly Role[] = ["state", "input", "output", "temp"];
 
-/** graphlab's longest name (`graphlab.names.MAX_NAME_LENGTH`). */
+/** graphlab's longest name (`graphlab.core.names.MAX_NAME_LENGTH`). */
 const MAX_NAME_LENGTH = 128;
 
 /** Python keywords: an arg becomes a keyword argument of a `ti.graph` run, so the model refuses them. */

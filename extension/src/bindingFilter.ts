@@ -1,7 +1,7 @@
 /**
  * Which args fit a kernel parameter, and why the others do not.
  *
- * The rules mirror `graphlab.check.rules_bindings.binding_problem`, so that what the side panel
+ * The rules mirror `graphlab.analysis.check.rules_bindings.binding_problem`, so that what the side panel
  * offers is exactly what validation accepts: the kind must match; a parameter field (dtype, ndim,
  * element shape, format) left open by the annotation (null) accepts any value; otherwise the
  * values must be equal. Args without a dtype or format (textures) fit any dtype or format.

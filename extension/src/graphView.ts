@@ -204,7 +204,7 @@ export class GraphCanvas {
   /**
    * Fit each node's text lines into its shape, measured in the browser: the fallback for a browser
    * without the font the drawing was laid out for. Graphviz sized the shapes with its metrics of
-   * DejaVu Sans (graphlab.render.FONT_FAMILY, asked for first by widget.css), and a browser lacking
+   * DejaVu Sans (graphlab.analysis.render.FONT_FAMILY, asked for first by widget.css), and a browser lacking
    * it draws another, maybe wider, font. A line that is too wide is squeezed to the room there is
    * (`textLength`), which keeps its height readable. Runs once per drawing, when it is on screen.
    */

@@ -1,12 +1,12 @@
 /**
- * The model's name grammar (graphlab/names.py), mirrored so that a form can refuse a bad name as it
+ * The model's name grammar (graphlab/core/names.py), mirrored so that a form can refuse a bad name as it
  * is typed instead of after a round trip; Python checks again and its word is final.
- * tests/test_ts_name_rules.py keeps the keyword list and the length limit in step with Python's.
+ * tests/widget/test_ts_name_rules.py keeps the keyword list and the length limit in step with Python's.
  */
 
 import type { GraphView } from "./protocol";
 
-/** Longest name, as `graphlab.names.MAX_NAME_LENGTH`. */
+/** Longest name, as `graphlab.core.names.MAX_NAME_LENGTH`. */
 export const MAX_NAME_LENGTH = 128;
 
 /** Python's `keyword.kwlist`: args become keyword arguments of a `ti.graph` run, so none may be one. */
@@ -50,11 +50,11 @@ export const PYTHON_KEYWORDS: ReadonlySet<string> = new Set([
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ALLOWED = /[A-Za-z0-9_]/;
-/** How much of a bad name a message shows, as `graphlab.names.SHOWN_CHARS`. */
+/** How much of a bad name a message shows, as `graphlab.core.names.SHOWN_CHARS`. */
 const SHOWN_CHARS = 60;
 const FIX = `use 1 to ${MAX_NAME_LENGTH} ASCII letters, digits and '_', not starting with a digit`;
 
-/** Why `value` is not a name, or null when it is one (as `graphlab.names.name_problem`). */
+/** Why `value` is not a name, or null when it is one (as `graphlab.core.names.name_problem`). */
 export function nameProblem(value: string): string | null {
   const chars = [...value]; // code points, as Python counts them
   if (chars.length === 0) return "it is empty";
@@ -72,7 +72,7 @@ function pyRepr(value: string): string {
   return /['\\\p{Cc}]/u.test(value) ? JSON.stringify(value) : `'${value}'`;
 }
 
-/** A bad name as `graphlab.names.shown` writes it in a message: quoted, cut when long. */
+/** A bad name as `graphlab.core.names.shown` writes it in a message: quoted, cut when long. */
 export function shownName(value: string): string {
   const chars = [...value];
   if (chars.length <= SHOWN_CHARS) return pyRepr(value);

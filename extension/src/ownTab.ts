@@ -1,17 +1,15 @@
 /**
  * The widget's half of the "open in its own tab" handshake with graphlab's JupyterLab extension
- * (labextension/src/ownTab.ts, which declares the same event names). The widget cannot open a tab
+ * (labextension/src/ownTab.ts; both import the event names from hostContract.gen.ts). The widget cannot open a tab
  * itself and must not reach for a host's globals: it asks with DOM events dispatched from its own
  * element, and only a host that listens (JupyterLab with the extension) answers. Elsewhere
  * (Notebook 7, VS Code, other anywidget hosts) nobody answers and the action stays hidden.
  */
 
-/** Widget -> host, synchronous: "could you open the notebook output holding me in a tab?" */
-export const CAN_OPEN_TAB = "graphlab:can-open-tab";
-/** Widget -> host: "open it", titled `detail.title`. */
-export const OPEN_TAB = "graphlab:open-tab";
-/** Host -> window, once its listener is in place: widgets drawn before that ask again. */
-export const TAB_HOST_READY = "graphlab:tab-host-ready";
+import { CAN_OPEN_TAB, OPEN_TAB, TAB_HOST_READY } from "./hostContract.gen";
+
+// The event names are declared once, in graphlab/fileview/contract.py (hostContract.gen.ts is generated).
+export { CAN_OPEN_TAB, OPEN_TAB, TAB_HOST_READY };
 
 /** What `CAN_OPEN_TAB` carries: the host sets `able` while the event is dispatched. */
 export interface CanOpenTabDetail {

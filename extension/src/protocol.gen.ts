@@ -33,19 +33,19 @@
 
 // --- traits: Python -> front-end ---------------------------------------------------------------------
 
-/** The values of `graphlab.spec.ArgKind`. */
+/** The values of `graphlab.core.spec.ArgKind`. */
 export type ArgKind = "scalar" | "ndarray" | "matrix" | "texture" | "rw_texture";
 
 /** What a kernel parameter takes: an arg kind, or what no arg can bind (`ti.template()`, a struct). */
 export type ParamKind = ArgKind | "template" | "struct" | "unknown";
 
-/** The values of `graphlab.spec.Role`. */
+/** The values of `graphlab.core.spec.Role`. */
 export type Role = "input" | "output" | "state" | "temp";
 
-/** The values of `graphlab.diagnostics.Severity`. */
+/** The values of `graphlab.core.diagnostics.Severity`. */
 export type Severity = "error" | "warning" | "info";
 
-/** A symbolic arg of the graph (`graphlab.spec.Arg`). */
+/** A symbolic arg of the graph (`graphlab.core.spec.Arg`). */
 export interface ArgView {
   name: string;
   kind: ArgKind;
@@ -65,7 +65,7 @@ export interface ArgView {
   label: string;
 }
 
-/** A kernel parameter (`graphlab.kernels.Param`); null fields are left open by the annotation. */
+/** A kernel parameter (`graphlab.model.kernels.Param`); null fields are left open by the annotation. */
 export interface ParamView {
   name: string;
   kind: ParamKind;
@@ -160,7 +160,7 @@ export interface GraphView {
   body: string[];
 }
 
-/** One entry of the `palette` trait (`graphlab.kernels.KernelInfo`). */
+/** One entry of the `palette` trait (`graphlab.model.kernels.KernelInfo`). */
 export interface KernelView {
   name: string;
   ref: string;
@@ -170,7 +170,7 @@ export interface KernelView {
   why_not: string | null;
 }
 
-/** One entry of the `diagnostics` trait (`graphlab.diagnostics.Diagnostic`). */
+/** One entry of the `diagnostics` trait (`graphlab.core.diagnostics.Diagnostic`). */
 export interface DiagnosticView {
   code: string;
   severity: Severity;
@@ -323,7 +323,7 @@ export interface CompareView {
   seconds: number;
 }
 
-/** The values of `graphlab.boundscheck.Bounds`. */
+/** The values of `graphlab.run.boundscheck.Bounds`. */
 export type Bounds = "trust" | "check";
 
 /** Where the checked run found an index out of bounds (the fields of `gl.OutOfBoundsError`). */
@@ -573,7 +573,7 @@ export interface Traits {
 
 // --- custom messages: front-end -> Python ------------------------------------------------------------
 
-/** The spec of a new arg (`graphlab.spec.Arg`'s fields). */
+/** The spec of a new arg (`graphlab.core.spec.Arg`'s fields). */
 export interface ArgSpec {
   name: string;
   kind: ArgKind;

@@ -119,8 +119,8 @@ describe("hitTest on Graphviz's real SVG", () => {
   });
 });
 
-describe("hitTest on graphlab.render's drawing", () => {
-  // What graphlab/render.py writes: tooltips make Graphviz wrap each node's shapes in <g><a>;
+describe("hitTest on graphlab.analysis.render's drawing", () => {
+  // What graphlab/analysis/render.py writes: tooltips make Graphviz wrap each node's shapes in <g><a>;
   // args are nodes too (`arg:x`) but not graph nodes.
   const dot = `digraph g {
     graph [label=g labelloc=t rankdir=TB tooltip=g]

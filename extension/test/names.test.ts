@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_NAME_LENGTH, nameProblem, sequenceNameError, sequenceNames } from "../src/names";
 import { sampleGraph } from "./fixtures";
 
-describe("nameProblem (graphlab.names.name_problem)", () => {
+describe("nameProblem (graphlab.core.names.name_problem)", () => {
   it("accepts identifiers", () => {
     expect(nameProblem("substep_2")).toBeNull();
     expect(nameProblem("_x")).toBeNull();
@@ -35,7 +35,7 @@ describe("sequenceNameError", () => {
     expect(sequenceNameError("group", g)).toBeNull();
   });
 
-  it("names the field and the fix in the words of graphlab.names.check_name", () => {
+  it("names the field and the fix in the words of graphlab.core.names.check_name", () => {
     const fix = "use 1 to 128 ASCII letters, digits and '_', not starting with a digit";
     expect(sequenceNameError("1st", g)).toBe(
       `sequence name '1st' is not a valid identifier (it starts with a digit); ${fix}`,

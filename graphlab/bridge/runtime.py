@@ -23,7 +23,7 @@ from taichi.lang._texture import Texture
 
 from graphlab.bridge import device_read
 from graphlab.bridge.types import element_type, taichi_dtype
-from graphlab.spec import Arg
+from graphlab.core.spec import Arg
 
 __all__ = [
     "RuntimeToken",

@@ -26,8 +26,8 @@ from taichi.lang.struct import StructType
 from taichi.types import ndarray_type, texture_type
 
 from graphlab.bridge import kernel_primal
-from graphlab.errors import GraphError, KernelError
-from graphlab.spec import DTYPES, NUMPY_DTYPES
+from graphlab.core.errors import GraphError, KernelError
+from graphlab.core.spec import DTYPES, NUMPY_DTYPES
 
 __all__ = [
     "AnnotationSpec",

@@ -29,18 +29,18 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from graphlab.core.errors import GraphError
 from graphlab.debug.expr import Expr, compile_expr
 from graphlab.debug.report import Halt, NonfiniteHit
 from graphlab.debug.stats import buffer_stats, first_nonfinite
 from graphlab.debug.steps import StepTable, step_kind, unknown_id
-from graphlab.errors import GraphError
-from graphlab.ids import parse_id
-from graphlab.nodes import Dispatch
+from graphlab.model.ids import parse_id
+from graphlab.model.nodes import Dispatch
 
 if TYPE_CHECKING:
+    from graphlab.core.spec import Arg
     from graphlab.debug.report import WatchValue
-    from graphlab.graph import Graph
-    from graphlab.spec import Arg
+    from graphlab.model.graph import Graph
 
 BreakKind = Literal["node", "step", "repetition", "sequence", "condition"]
 Every = Literal["repetition", "dispatch"]

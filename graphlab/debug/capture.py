@@ -1,7 +1,9 @@
-"""A field capture opened in the notebook: read, checked against the notebook's graph, made a debug session.
+"""A field capture opened in the notebook: read and checked against the notebook's graph.
 
-A capture (:mod:`graphlab.capture_format`) is one run of an exported graph on a user's device. To
-step it here, the notebook's own :class:`~graphlab.graph.Graph` (its kernels) is needed; the capture
+``gl.open_capture`` (:func:`graphlab.api.graph.open_capture`) makes a checked capture a debug session.
+
+A capture (:mod:`graphlab.core.capture_format`) is one run of an exported graph on a user's device. To
+step it here, the notebook's own :class:`~graphlab.model.graph.Graph` (its kernels) is needed; the capture
 must be of that graph: same name, the same args with the same dtypes and shapes (its dims bound
 consistently), decisions of its control nodes, segments of its plan, and, when the module folder is
 given, the very ``manifest.json`` it was recorded with (its sha256). Every mismatch is refused before
@@ -23,22 +25,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphlab.capture_format import (
+from graphlab.core.capture_format import (
     CaptureRecord,
     read_capture_json,
     read_npy,
 )
-from graphlab.errors import CaptureError
-from graphlab.fileio import read_limited
-from graphlab.graph import Graph
-from graphlab.plan import Branch, Iterate, build_plan
-from graphlab.runvalues import numpy_dtype
-from graphlab.spec import Arg
+from graphlab.core.errors import CaptureError
+from graphlab.core.fileio import read_limited
+from graphlab.core.spec import Arg
+from graphlab.model.graph import Graph
+from graphlab.model.plan import Branch, Iterate, build_plan
+from graphlab.run.values import numpy_dtype
 
 if TYPE_CHECKING:
-    from graphlab.debug.session import DebugSession
+    pass
 
-__all__ = ["DEFAULT_MAX_BYTES", "Capture", "open_capture", "read_capture"]
+__all__ = ["DEFAULT_MAX_BYTES", "Capture", "read_capture"]
 
 #: The default bound on the bytes of arrays read from one capture.
 DEFAULT_MAX_BYTES = 8 * 1024**3
@@ -144,26 +146,6 @@ def read_capture(
         outputs[name] = read_npy(record, path, where, budget=budget)
         check.array(arg, outputs[name], where, path)
     return Capture(record, graph, inputs, tuple(segments), outputs, dict(check.dims))
-
-
-def open_capture(
-    folder: str | os.PathLike[str],
-    *,
-    graph: Graph,
-    module: str | os.PathLike[str] | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    **debug_options: Any,
-) -> DebugSession:
-    """A debug session of ``graph`` on the inputs a field run captured, on this notebook's arch.
-
-    The capture is read and checked first (:func:`read_capture`); the session's ``capture`` is it,
-    so ``dbg.compare(dbg.capture)`` says where the notebook and the field run part. ``debug_options``
-    go to ``g.debug`` (``options=``, ``bounds=``).
-    """
-    capture = read_capture(folder, graph=graph, module=module, max_bytes=max_bytes)
-    session = graph.debug(capture.start_values(), **debug_options)
-    session.capture = capture
-    return session
 
 
 class _Check:

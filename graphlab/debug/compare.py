@@ -15,7 +15,8 @@ branch or loop iteration count, that is the divergence, reported as such.
 
 An exported module (:func:`compare_module`) runs a whole graph per call in Taichi's C runtime, so it
 is compared at the end of the run, then narrowed through a debug variant with one module graph per
-dispatch (:mod:`graphlab.export.module_runner`, given to the session by :mod:`graphlab.uses`).
+dispatch (:mod:`graphlab.deploy.module_runner`, given to the session by
+:func:`graphlab.api.graph.module_runner`).
 """
 
 from __future__ import annotations
@@ -29,19 +30,19 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
-from graphlab.capture_format import is_capture_folder
+from graphlab.core.capture_format import is_capture_folder
 from graphlab.debug.compare_children import ChildPool, child_threads
 from graphlab.debug.compare_sides import COMMAND_TIMEOUT, Answer, LocalSide, Side
 from graphlab.debug.pictures import heatmap_png, lineplot_svg
 from graphlab.debug.session_errors import DebugError
-from graphlab.kernel_effects import REPRODUCIBLE_HINT, graph_effects
-from graphlab.nodes import Cond, Loop
+from graphlab.kernelfacts.effects import REPRODUCIBLE_HINT, graph_effects
+from graphlab.model.nodes import Cond, Loop
 
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
     from graphlab.debug.steps import StepTable
-    from graphlab.graph import Graph
-    from graphlab.plan import ControlEvent
+    from graphlab.model.graph import Graph
+    from graphlab.model.plan import ControlEvent
 
 __all__ = [
     "ARCHS",
@@ -433,7 +434,7 @@ def compare_runs(
 
 
 class ModuleLike(Protocol):
-    """An exported module run from the start values (``graphlab.export.module_runner.ModuleRunner``)."""
+    """An exported module run from the start values (``graphlab.deploy.module_runner.ModuleRunner``)."""
 
     arch: str
 

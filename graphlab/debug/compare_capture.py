@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphlab.access import AccessFlag
-from graphlab.capture_format import CapturedDecision
-from graphlab.dataflow import dataflow_facts
+from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.core.capture_format import CapturedDecision
 from graphlab.debug.capture import Capture
 from graphlab.debug.compare import Divergence, Progress, StepsView, buffer_divergence, differ
 from graphlab.debug.report import Decision
+from graphlab.kernelfacts.access import AccessFlag
 
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession

@@ -3,7 +3,7 @@
 Taichi holds one arch per ``ti.init``, so the other arch's run lives in its own process. It is a
 small server: the parent sends one JSON line per command on one pipe and reads one JSON line back on
 another (stdout stays free for Taichi's banner and prints). The child rebuilds the kernels
-(``carry.load_kernels``) and compiles the graph (from its graph-file text) at ``start``; each
+(``payload.load_kernels``) and compiles the graph (from its graph-file text) at ``start``; each
 comparison then sends ``values``: the start values, from ``.npy`` files, on which it opens a
 :class:`~graphlab.debug.session.DebugSession`, so both sides walk the same timeline with the same
 machinery: ``goto`` a boundary (compiled segments), ``step`` one dispatch. The process outlives one
@@ -26,15 +26,15 @@ from typing import Any
 import numpy as np
 import taichi as ti
 
+from graphlab.analysis.dataflow import assume_access
 from graphlab.bridge.runtime import current_arch, new_ndarray
-from graphlab.carry import load_kernels
-from graphlab.compiled import CompiledGraph, compile_graph
-from graphlab.dataflow import assume_access
+from graphlab.child.payload import load_kernels
+from graphlab.core.parentwatch import watch_parent
 from graphlab.debug.compare_sides import ALIASES, side_state
 from graphlab.debug.redraws import RandomReplayWarning
 from graphlab.debug.session import DebugOptions, DebugSession
-from graphlab.graphfile import loads
-from graphlab.parentwatch import watch_parent
+from graphlab.model.graphfile import loads
+from graphlab.run.compiled import CompiledGraph, compile_graph
 
 
 def start_values(graph: Any, folder: Path) -> dict[str, Any]:
@@ -146,7 +146,7 @@ class _Server:
 def main(argv: Sequence[str]) -> int:
     """Serve commands from fd ``argv[0]``, answer on fd ``argv[1]``, until ``quit`` or end of input.
 
-    The process dies with its parent (:mod:`graphlab.parentwatch`), even in the middle of a command.
+    The process dies with its parent (:mod:`graphlab.core.parentwatch`), even in the middle of a command.
     """
     watch_parent()
     # the search goes back and forth on purpose; a random dispatch is reported as the divergence itself

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphlab.analysis.dataflow import access_mode
 from graphlab.bridge.runtime import cpu_max_threads
-from graphlab.carry import carry_kernels
-from graphlab.dataflow import access_mode
+from graphlab.child.carry import carry_kernels
 from graphlab.debug.compare_sides import COMMAND_TIMEOUT, ChildSide
-from graphlab.graphfile import dumps
+from graphlab.model.graphfile import dumps
 
 if TYPE_CHECKING:
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 __all__ = ["ChildPool", "child_threads"]
 

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from graphlab.childrun import ChildRunError
+from graphlab.child.process import ChildRunError
+from graphlab.core.leftovers import scratch_prefix
+from graphlab.core.parentwatch import child_env
 from graphlab.debug.session_errors import DebugError
-from graphlab.leftovers import scratch_prefix
-from graphlab.parentwatch import child_env
 
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
@@ -147,7 +147,7 @@ class ChildSide:
         self._log = (self.scratch / "child.log").open("w+")
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        env = child_env(os.environ)  # the child dies with this process (graphlab.parentwatch)
+        env = child_env(os.environ)  # the child dies with this process (graphlab.core.parentwatch)
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         self.proc = subprocess.Popen(

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from graphlab.core.errors import GraphlabError
 from graphlab.debug.stats import BufferStats, buffer_stats
-from graphlab.errors import GraphlabError
 
 __all__ = ["ELEMENTWISE", "REDUCTIONS", "Expr", "ExprError", "compile_expr"]
 

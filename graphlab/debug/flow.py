@@ -2,7 +2,7 @@
 
 Which dispatches such a graph runs depends on flags its kernels write on the device, so the
 debugger cannot unroll it before it runs, as it unrolls a plain graph. A :class:`Recorder` walks the
-graph's plan with the plan's own :class:`~graphlab.plan.Cursor` (the interpreter ``run()`` and
+graph's plan with the plan's own :class:`~graphlab.model.plan.Cursor` (the interpreter ``run()`` and
 ``gl.load_module`` use too) and appends steps to the session's
 :class:`~graphlab.debug.steps.StepTable` as the session reaches them: a whole segment's steps at
 once (they depend on no flag), and a decision only when the position stands at the control point,
@@ -11,7 +11,7 @@ reading the flag on the host, so it holds what the dispatches before it wrote.
 The recorded timeline stays when the session goes back, so going back and forth within it replays
 the same path; going forward past its end decides anew.
 
-Step ids name the path taken (the grammar is :mod:`graphlab.ids`): ``solve/iter[7]/jacobi``,
+Step ids name the path taken (the grammar is :mod:`graphlab.model.ids`): ``solve/iter[7]/jacobi``,
 ``branch/then/halve``, ``outer[1]/solve/iter[2]/jacobi``; node ids stay the definition's.
 """
 
@@ -21,13 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from graphlab import ids
 from graphlab.bridge import runtime as bridge
 from graphlab.debug.report import Decision
 from graphlab.debug.steps import Block, Chunk, Scope
-from graphlab.nodes import Dispatch, Node, SequenceUse
-from graphlab.plan import ControlEvent, Cursor, Plan, Segment, Visit
-from graphlab.unroll import Step
+from graphlab.model import ids
+from graphlab.model.nodes import Dispatch, Node, SequenceUse
+from graphlab.model.plan import ControlEvent, Cursor, Plan, Segment, Visit
+from graphlab.model.unroll import Step
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 
 __all__ = ["COLORMAPS", "PictureError", "encode_png", "heatmap_png", "lineplot_svg", "png_size", "scatter_svg"]
 

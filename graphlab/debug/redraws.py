@@ -14,9 +14,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from graphlab.graph import Graph
-from graphlab.kernel_effects import REPRODUCIBLE_HINT, graph_effects
-from graphlab.unroll import Step
+from graphlab.kernelfacts.effects import REPRODUCIBLE_HINT, graph_effects
+from graphlab.model.graph import Graph
+from graphlab.model.unroll import Step
 
 __all__ = ["RandomReplayWarning", "Redraws"]
 

@@ -13,15 +13,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from graphlab.access import AccessFlag
+from graphlab.core.spec import is_float
 from graphlab.debug.report_text import parity_text, stop_html, stop_text
 from graphlab.debug.session_errors import StaleViewError
-from graphlab.spec import is_float
+from graphlab.kernelfacts.access import AccessFlag
 
 if TYPE_CHECKING:
+    from graphlab.core.spec import Arg
     from graphlab.debug.breakpoints import Breakpoint
     from graphlab.debug.stats import BufferStats
-    from graphlab.spec import Arg
 
 
 class StopStats(Mapping[str, "BufferStats"]):
@@ -347,7 +347,7 @@ def timing_dependent(
     """Notes on dispatches whose results can depend on thread timing: a float buffer both read and
     written (``+=``, atomics) on a parallel arch (anything but one CPU thread).
 
-    ``accesses`` is :attr:`graphlab.dataflow.DataflowFacts.args` (node id -> arg -> READ|WRITE flags).
+    ``accesses`` is :attr:`graphlab.analysis.dataflow.DataflowFacts.args` (node id -> arg -> READ|WRITE flags).
     """
     if threads == 1:
         return ()

@@ -7,7 +7,7 @@ by their shape, not by where they start: ``k`` whole repetitions of a sequence a
 appended ``k`` times, with ``k`` a power of two, so a 500-repetition continue compiles at most nine
 graphs and a later one reuses them. A span from the first to the last dispatch is the compiled
 graph itself. In a graph with conditionals or loops, a whole run of one of the segments its
-plan is made of (:mod:`graphlab.plan`: a loop body, a branch) is that segment itself.
+plan is made of (:mod:`graphlab.model.plan`: a loop body, a branch) is that segment itself.
 
 The steps being planned come from :class:`~graphlab.debug.steps.StepTable`.
 """
@@ -20,15 +20,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphlab.bridge import runtime as bridge
-from graphlab.compiled import build_ti_graph
+from graphlab.core.errors import GraphError
 from graphlab.debug.steps import Chunk, StepTable
-from graphlab.errors import GraphError
-from graphlab.nodes import Dispatch, Node, SequenceUse
+from graphlab.model.nodes import Dispatch, Node, SequenceUse
+from graphlab.run.compiled import build_ti_graph
 
 if TYPE_CHECKING:
-    from graphlab.compiled import CompiledGraph
-    from graphlab.graph import Graph
-    from graphlab.unroll import Step
+    from graphlab.model.graph import Graph
+    from graphlab.model.unroll import Step
+    from graphlab.run.compiled import CompiledGraph
 
 Granularity = Literal["span", "repetition", "dispatch"]
 
@@ -72,7 +72,8 @@ class SegmentRunner:
         self._cache_size = cache_size
         self.builds = 0
         self._launchers: dict[str, Callable[[Mapping[str, Any]], None]] = {}
-        # a control-flow graph's plan segments (graphlab.plan) are compiled already; whole visits of them are reused
+        # a control-flow graph's plan segments (graphlab.model.plan) are compiled already;
+        # whole visits of them are reused
         self._control = compiled.graph.has_control_flow
 
     @property

@@ -12,7 +12,7 @@ names (:class:`~graphlab.debug.session_lookup.Targets`), the breakpoint set
 sides of comparisons (:class:`~graphlab.debug.session_compare.OtherSides`). Long on purpose: most
 of it is the verbs' documentation and examples (run as doctests), kept with the verbs.
 
-A :class:`DebugSession` is layered over :class:`graphlab.compiled.CompiledGraph`, as TVM's debug
+A :class:`DebugSession` is layered over :class:`graphlab.run.compiled.CompiledGraph`, as TVM's debug
 executor is over its graph executor: values are checked by the same ``prepare``, the kernels are the
 graph's own, and a span with nothing to stop at runs as compiled ``ti.graph`` segments
 (:mod:`graphlab.debug.runner`). Only the dispatches the user steps are launched from Python, one
@@ -64,11 +64,9 @@ from typing import Any
 
 import numpy as np
 
-from graphlab.access import AccessFlag
-from graphlab.boundscheck import Bounds, check_bounds, checked_bounds
-from graphlab.capture_format import is_capture_folder
-from graphlab.compiled import CompiledGraph, compile_graph
-from graphlab.dataflow import dataflow_facts
+from graphlab.analysis.dataflow import dataflow_facts
+from graphlab.core.capture_format import is_capture_folder
+from graphlab.core.errors import StaleGraphError
 from graphlab.debug.breakpoints import (
     Breakpoint,
     BreakpointSet,
@@ -109,9 +107,11 @@ from graphlab.debug.stats import BufferStats, buffer_stats, first_nonfinite
 from graphlab.debug.steps import StepTable
 from graphlab.debug.timeline import Timeline
 from graphlab.debug.timing import TimingRecorder, TimingReport
-from graphlab.errors import StaleGraphError
-from graphlab.graph import Graph
-from graphlab.plan import ControlEvent
+from graphlab.kernelfacts.access import AccessFlag
+from graphlab.model.graph import Graph
+from graphlab.model.plan import ControlEvent
+from graphlab.run.boundscheck import Bounds, check_bounds, checked_bounds
+from graphlab.run.compiled import CompiledGraph, compile_graph
 
 __all__ = ["DebugError", "DebugOptions", "DebugSession", "RebuildError"]
 
@@ -157,7 +157,7 @@ class DebugSession:
         that is itself called ``options`` goes in the ``values`` dict.
     bounds
         ``"check"``: run the graph once first under Taichi's bounds checks, in a child process
-        (:mod:`graphlab.boundscheck`), and raise ``OutOfBoundsError`` before the session opens.
+        (:mod:`graphlab.run.boundscheck`), and raise ``OutOfBoundsError`` before the session opens.
     module_runner
         What ``compare(folder)`` runs an exported module with (``g.debug`` gives the exporter's
         ``ModuleRunner``; the debugger does not import the exporter). ``None``: comparing against

@@ -14,7 +14,7 @@ from graphlab.debug.breakpoints import Watch, compile_watch
 from graphlab.debug.session_errors import DebugError
 
 if TYPE_CHECKING:
-    from graphlab.spec import Arg
+    from graphlab.core.spec import Arg
 
 
 class WatchList:

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from graphlab.capture_format import is_capture_folder
+from graphlab.core.capture_format import is_capture_folder
 from graphlab.debug.capture import Capture, read_capture
 from graphlab.debug.compare import (
     Divergence,
@@ -32,10 +32,10 @@ from graphlab.debug.session_errors import DebugError
 
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 #: Builds the far side of ``compare(folder)``: ``factory(folder, graph, start_values)`` gives an
-#: exported module run from the start values (``graphlab.export.module_runner.ModuleRunner`` is one).
+#: exported module run from the start values (``graphlab.deploy.module_runner.ModuleRunner`` is one).
 ModuleRunnerFactory = Callable[[str | os.PathLike[str], "Graph", Mapping[str, Any]], ModuleLike]
 
 
@@ -86,7 +86,7 @@ class OtherSides:
         if self._module_runner is None:
             raise DebugError(
                 f"compare({os.fspath(folder)!r}): this session cannot run exported modules; make it with "
-                "g.debug(...), or pass DebugSession(..., module_runner=graphlab.export.module_runner.ModuleRunner)"
+                "g.debug(...), or pass DebugSession(..., module_runner=graphlab.deploy.module_runner.ModuleRunner)"
             )
         return self._module_runner
 

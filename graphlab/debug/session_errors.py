@@ -3,7 +3,7 @@
 :mod:`graphlab.debug.session` exports them with :class:`~graphlab.debug.session.DebugSession`.
 """
 
-from graphlab.errors import GraphlabError, ReplayError
+from graphlab.core.errors import GraphlabError, ReplayError
 
 __all__ = ["DebugError", "RebuildError", "StaleViewError"]
 

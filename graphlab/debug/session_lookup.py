@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from graphlab.debug.session_errors import DebugError
 from graphlab.debug.session_running import Goal
 from graphlab.debug.steps import step_kind, unknown_id
-from graphlab.ids import parse_id, runs_once
+from graphlab.model.ids import parse_id, runs_once
 
 if TYPE_CHECKING:
     from graphlab.debug.steps import StepTable
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
 
 
 class Targets:

@@ -12,22 +12,22 @@ from functools import partial
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
+from graphlab.analysis.dataflow import dataflow_facts
 from graphlab.bridge import runtime as bridge
-from graphlab.dataflow import dataflow_facts
 from graphlab.debug.report import ParityReport, ParityRow, SnapshotUsage, StepRef, timing_dependent
 from graphlab.debug.stats import diff_stats
 from graphlab.debug.timing import TimingRecorder, TimingReport, timed
-from graphlab.kernel_effects import REPRODUCIBLE_HINT, graph_effects
-from graphlab.nodes import Loop
-from graphlab.plan import ControlEvent
+from graphlab.kernelfacts.effects import REPRODUCIBLE_HINT, graph_effects
+from graphlab.model.nodes import Loop
+from graphlab.model.plan import ControlEvent
 
 if TYPE_CHECKING:
-    from graphlab.compiled import CompiledGraph
     from graphlab.debug.flow import Recorder
     from graphlab.debug.runner import SegmentRunner
     from graphlab.debug.steps import StepTable
     from graphlab.debug.timeline import Timeline
-    from graphlab.graph import Graph
+    from graphlab.model.graph import Graph
+    from graphlab.run.compiled import CompiledGraph
 
 
 def loop_rows(graph: Graph, recorder: Recorder | None) -> list[tuple[str, int, int, int]]:

@@ -39,7 +39,7 @@ import taichi as ti
 
 from graphlab.bridge.runtime import RuntimeToken, current_arch
 from graphlab.bridge.types import to_numpy_dtype
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 
 __all__ = ["SnapshotError", "SnapshotMissingError", "SnapshotStore", "default_budget", "nbytes"]
 

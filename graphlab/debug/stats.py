@@ -39,6 +39,7 @@ import numpy as np
 import taichi as ti
 
 from graphlab.bridge.runtime import value_is_current
+from graphlab.core.errors import GraphlabError
 from graphlab.debug.stats_kernels import (
     ACC,
     CNT,
@@ -53,7 +54,6 @@ from graphlab.debug.stats_kernels import (
     spec,
 )
 from graphlab.debug.stats_launch import Prepared, onepass_rows, prepare
-from graphlab.errors import GraphlabError
 
 __all__ = [
     "BufferStats",

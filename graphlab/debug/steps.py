@@ -17,12 +17,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from graphlab.core.errors import GraphError
 from graphlab.debug.report import StepRef
-from graphlab.errors import GraphError
-from graphlab.ids import REPETITION_INDEX
+from graphlab.model.ids import REPETITION_INDEX
 
 if TYPE_CHECKING:
-    from graphlab.unroll import Step
+    from graphlab.model.unroll import Step
 
 Scope = tuple[str, str]  # (definition id, instance id): a sequence repetition, a loop iteration or a taken branch
 
@@ -57,7 +57,6 @@ class Chunk:
     stop: int
     segment: int
     simple: bool
-
 
 
 class StepTable:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The REST route, under the server's base URL: ``GET graphlab/drawing?path=<path under the root>``.
-ROUTE = "graphlab/drawing"
+from graphlab.fileview.contract import ROUTE  # GET graphlab/drawing?path=<path under the root>
+
+__all__ = ["ROUTE"]
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:

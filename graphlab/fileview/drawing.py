@@ -3,7 +3,7 @@
 A graph file names its kernels (``module:qualname``) and loading it needs them (:func:`graphlab.load`
 never imports what a file names). The viewer runs in the Jupyter server, with no kernel and none of
 the user's modules, so it loads the file against stand-ins made from the file itself: one per kernel
-reference, with the parameters its dispatches bind. The drawing is then :func:`graphlab.render`'s,
+reference, with the parameters its dispatches bind. The drawing is then :func:`graphlab.analysis.render`'s,
 without diagnostics and without read/write directions (both need the real kernels: the notebook the
 viewer opens has them).
 
@@ -22,11 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from graphlab.errors import GraphFileError, GraphlabError
-from graphlab.graphfile import MAX_FILE_BYTES, loads, read_graph_file
-from graphlab.kernels import KernelInfo, KernelRegistry, Param
-from graphlab.names import name_problem
-from graphlab.render import to_svg
+from graphlab.analysis.render import to_svg
+from graphlab.core.errors import GraphFileError, GraphlabError
+from graphlab.core.names import name_problem
+from graphlab.model.graphfile import MAX_FILE_BYTES, loads, read_graph_file
+from graphlab.model.kernels import KernelInfo, KernelRegistry, Param
 
 #: The suffix the viewer opens (the same as JupyterLab's file type pattern in labextension/).
 SUFFIX = ".graph.json"
@@ -79,7 +79,7 @@ def _stdin_text(name: str) -> bytes:
 def stand_in_kernels(text: str | bytes) -> list[KernelInfo]:
     """One stand-in per kernel reference, taking every parameter the file binds (any spec fits).
 
-    Malformed files yield what can be read; :func:`graphlab.graphfile.loads` then names the problem.
+    Malformed files yield what can be read; :func:`graphlab.model.graphfile.loads` then names the problem.
     """
     data = _parsed(text)
     params: dict[str, dict[str, str]] = {}
@@ -124,7 +124,7 @@ _KINDS = frozenset(("scalar", "ndarray", "matrix", "texture", "rw_texture"))
 
 
 def _is_reference(ref: str) -> bool:
-    """Whether ``ref`` is ``module:qualname`` with every dotted part a name (:mod:`graphlab.names`)."""
+    """Whether ``ref`` is ``module:qualname`` with every dotted part a name (:mod:`graphlab.core.names`)."""
     module, colon, qualname = ref.partition(":")
     parts = [*module.split("."), *qualname.split(".")]
     return bool(colon) and all(name_problem(part) is None for part in parts)

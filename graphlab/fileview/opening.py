@@ -20,9 +20,9 @@ from pathlib import Path
 
 from jupyter_core.paths import is_hidden
 
-from graphlab.errors import GraphFileError, GraphlabError
+from graphlab.core.errors import GraphFileError, GraphlabError
 from graphlab.fileview.drawing import SUFFIX
-from graphlab.graphfile import read_graph_file
+from graphlab.model.graphfile import read_graph_file
 
 __all__ = ["PathRefusedError", "read_under_root"]
 

@@ -1,7 +1,7 @@
 """The debug panel's checked start: Debug with "check bounds first" (``bounds="check"``), as the panel shows it.
 
 A checked start runs the graph once in a child process under Taichi's bounds checks
-(:mod:`graphlab.boundscheck`) before the session opens; it takes seconds, and when a dispatch
+(:mod:`graphlab.run.boundscheck`) before the session opens; it takes seconds, and when a dispatch
 indexes an ndarray out of bounds no session opens at all. So the panel needs to say two things the
 session cannot: that the check is running, and why nothing started. :class:`BoundsCheck` keeps that
 (the ``bounds`` field of the ``debugger`` trait, ``BoundsCheckView``); the check itself is the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from graphlab.errors import OutOfBoundsError
+from graphlab.core.errors import OutOfBoundsError
 
 __all__ = ["BoundsCheck"]
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 from graphlab.widget.checking import BoundsCheck
 from graphlab.widget.comparing import CompareRun, idle_view
 from graphlab.widget.inspection import (

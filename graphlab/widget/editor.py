@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import anywidget
 import traitlets
 
-from graphlab.check import validate
-from graphlab.diagnostics import Diagnostic
-from graphlab.errors import GraphlabError
-from graphlab.graph import Graph
-from graphlab.graphdata import GraphChange, GraphState
-from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
-from graphlab.render import render
-from graphlab.spec import Arg
+from graphlab.analysis.check import validate
+from graphlab.analysis.render import render
+from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.errors import GraphlabError
+from graphlab.core.spec import Arg
+from graphlab.model.graph import Graph
+from graphlab.model.graphdata import GraphChange, GraphState
+from graphlab.model.kernels import KernelInfo, KernelRegistry, is_kernel
 from graphlab.widget.handlers import Handlers, key_of
 from graphlab.widget.history import History
 from graphlab.widget.home import HomeThread, HomeThreadError
@@ -721,7 +721,7 @@ def editor(
         (``globals()``), a list of ``@ti.kernel``s or a :class:`~graphlab.KernelRegistry`. By
         default, the ``@ti.kernel``s defined in the notebook.
     access
-        How validation learns what each kernel reads and writes (see :func:`graphlab.check.validate`).
+        How validation learns what each kernel reads and writes (see :func:`graphlab.analysis.check.validate`).
     values
         Run values by arg name for the debug panel's Debug button (``g.debug(**values)``) and for
         the export panel (their shapes set the symbolic dims). A session can also be started from

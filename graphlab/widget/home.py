@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TypeVar
 
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 
 __all__ = ["HomeThread", "HomeThreadError"]
 

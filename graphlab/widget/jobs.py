@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 
 __all__ = ["finish_job", "throttled"]
 

@@ -31,8 +31,8 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
 
-from graphlab.errors import GraphlabError
-from graphlab.names import MAX_NAME_LENGTH
+from graphlab.core.errors import GraphlabError
+from graphlab.core.names import MAX_NAME_LENGTH
 from graphlab.widget import protocol
 from graphlab.widget.protocol import OPERATION_FIELDS, ClientMessage, Default, NotRequired
 
@@ -52,7 +52,7 @@ MAX_DEPTH = 3
 #: Largest magnitude of an int (JavaScript's exact integers).
 MAX_INT = 2**53
 #: A node, sequence, arg, parameter, dim, buffer or dtype name: graphlab's name length, and room for
-#: a node name's ``#n`` suffix (the graph checks the grammar itself, :mod:`graphlab.names`).
+#: a node name's ``#n`` suffix (the graph checks the grammar itself, :mod:`graphlab.core.names`).
 MAX_NAME = MAX_NAME_LENGTH + 10
 #: A node id (names joined by ``/``) or a kernel reference ``module:qualname``.
 MAX_ID = 2048

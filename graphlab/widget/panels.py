@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from IPython import get_ipython
 
-from graphlab.errors import GraphlabError
-from graphlab.sizes import dim_names
-from graphlab.uses import module_runner
+from graphlab.api.graph import module_runner
+from graphlab.core.errors import GraphlabError
+from graphlab.model.sizes import dim_names
 from graphlab.widget.debugging import DebugPanel, PanelError
 from graphlab.widget.handlers import Handlers
 from graphlab.widget.home import HomeThread

@@ -32,9 +32,9 @@ import sys
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from graphlab.boundscheck import Bounds
-from graphlab.diagnostics import Severity
-from graphlab.spec import ArgKind, Role
+from graphlab.core.diagnostics import Severity
+from graphlab.core.spec import ArgKind, Role
+from graphlab.run.boundscheck import Bounds
 from graphlab.widget.inspection import PictureKind
 
 if sys.version_info >= (3, 11):
@@ -169,7 +169,7 @@ ParamKind = ArgKind | Literal["template", "struct", "unknown"]
 
 
 class ArgView(TypedDict):
-    """A symbolic arg of the graph (``graphlab.spec.Arg``)."""
+    """A symbolic arg of the graph (``graphlab.core.spec.Arg``)."""
 
     name: str
     kind: ArgKind
@@ -188,7 +188,7 @@ class ArgView(TypedDict):
 
 
 class ParamView(TypedDict):
-    """A kernel parameter (``graphlab.kernels.Param``); null fields are left open by the annotation."""
+    """A kernel parameter (``graphlab.model.kernels.Param``); null fields are left open by the annotation."""
 
     name: str
     kind: ParamKind
@@ -294,7 +294,7 @@ class GraphView(TypedDict):
 
 
 class KernelView(TypedDict):
-    """One entry of the ``palette`` trait (``graphlab.kernels.KernelInfo``)."""
+    """One entry of the ``palette`` trait (``graphlab.model.kernels.KernelInfo``)."""
 
     name: str
     ref: str
@@ -305,7 +305,7 @@ class KernelView(TypedDict):
 
 
 class DiagnosticView(TypedDict):
-    """One entry of the ``diagnostics`` trait (``graphlab.diagnostics.Diagnostic``)."""
+    """One entry of the ``diagnostics`` trait (``graphlab.core.diagnostics.Diagnostic``)."""
 
     code: str
     severity: Severity
@@ -725,7 +725,7 @@ class Traits(TypedDict):
 
 
 class ArgSpec(TypedDict):
-    """The spec of a new arg (``graphlab.spec.Arg``'s fields)."""
+    """The spec of a new arg (``graphlab.core.spec.Arg``'s fields)."""
 
     name: str
     kind: ArgKind

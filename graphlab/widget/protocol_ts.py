@@ -8,7 +8,7 @@ on one side without regenerating cannot pass. Regenerate after editing ``protoco
 
 It reads ``protocol.py``'s source (so aliases keep their names and docstrings become doc comments)
 and writes, in ``__all__`` order, an ``export interface`` for each ``TypedDict`` and an ``export
-type`` for each alias; a name imported from the model (``ArgKind`` from :mod:`graphlab.spec`) is
+type`` for each alias; a name imported from the model (``ArgKind`` from :mod:`graphlab.core.spec`) is
 written from its ``Literal`` values. Types map as JSON carries them: ``int``/``float`` to
 ``number``, ``str`` to ``string``, ``bool`` to ``boolean``, ``None`` to ``null``, ``list[T]`` to
 ``T[]``, ``dict[str, T]`` to ``Record<string, T>``, ``Literal[...]`` to a union of literals,
@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphlab.errors import GraphlabError
+from graphlab.core.errors import GraphlabError
 from graphlab.widget import protocol
 
 #: Where the front-end imports the generated types from (in a checkout of graphlab).

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
-from graphlab.errors import GraphlabError
-from graphlab.export.exporter import export
-from graphlab.export.folders import output_folder
+from graphlab.core.errors import GraphlabError
+from graphlab.deploy.exporter import export
+from graphlab.deploy.folders import output_folder
 from graphlab.widget.jobs import finish_job, throttled
 from graphlab.widget.protocol import ExportArch
 from graphlab.widget.wording import ui_text
@@ -106,7 +106,7 @@ class ExportPanel:
         publish: Callable[[dict[str, Any]], None],
     ) -> str | None:
         """Export (and verify), publishing the view at each stage; returns the error text, or None."""
-        from graphlab.export.verify import verify as run_verify  # import cost: Taichi
+        from graphlab.deploy.verify import verify as run_verify  # import cost: Taichi
 
         self.run_number += 1
         started = time.perf_counter()

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graphlab.errors import GraphError
-from graphlab.graph import Graph
-from graphlab.locate import parent_id
-from graphlab.names import name_problem
-from graphlab.nodes import SequenceUse
+from graphlab.core.errors import GraphError
+from graphlab.core.names import name_problem
+from graphlab.model.graph import Graph
+from graphlab.model.locate import parent_id
+from graphlab.model.nodes import SequenceUse
 from graphlab.widget.protocol import MakeCondEdit, MakeLoopEdit
 
 __all__ = ["make_cond", "make_loop"]

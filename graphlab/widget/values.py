@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from IPython import get_ipython
 
-from graphlab.errors import GraphlabError
-from graphlab.graph import Graph
-from graphlab.spec import NUMPY_DTYPES, Arg, is_float
+from graphlab.core.errors import GraphlabError
+from graphlab.core.spec import NUMPY_DTYPES, Arg, is_float
+from graphlab.model.graph import Graph
 from graphlab.widget.protocol import ValueEntryView, ValueFill, ValuesView
 
 __all__ = ["RunValues", "ValuesError"]
@@ -170,7 +170,7 @@ def _arg(graph: Graph, name: str, kind: str | None, fix: str) -> Arg:
 
 def _check_value(graph: Graph, spec: Arg, value: Any) -> None:
     """Refuse a value ``run()`` would refuse for this arg (run's own checks, on this one value)."""
-    from graphlab.runvalues import ValueChecker  # import cost: Taichi
+    from graphlab.run.values import ValueChecker  # import cost: Taichi
 
     try:
         ValueChecker(graph.name, [spec]).prepare({spec.name: value})

@@ -8,19 +8,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from graphlab.kernel_effects import kernel_effects
-from graphlab.nodes import Cond, Dispatch, Loop, SequenceUse, children
-from graphlab.shape_facts import inferred_shapes
+from graphlab.kernelfacts.effects import kernel_effects
+from graphlab.kernelfacts.shape_facts import inferred_shapes
+from graphlab.model.nodes import Cond, Dispatch, Loop, SequenceUse, children
 
 if TYPE_CHECKING:
-    from graphlab.diagnostics import Diagnostic
-    from graphlab.graph import Graph
-    from graphlab.kernels import KernelInfo, Param
-    from graphlab.spec import Arg
+    from graphlab.core.diagnostics import Diagnostic
+    from graphlab.core.spec import Arg
+    from graphlab.model.graph import Graph
+    from graphlab.model.kernels import KernelInfo, Param
 
 
 def arg_view(arg: Arg, inferred_shape: str | None = None) -> dict[str, Any]:
-    """An arg as the ``ArgView`` of graphlab.widget.protocol (``inferred_shape``: see :mod:`graphlab.shape_facts`)."""
+    """An arg as the ``ArgView`` of graphlab.widget.protocol.
+
+    ``inferred_shape``: see :mod:`graphlab.kernelfacts.shape_facts`."""
     return {**arg.to_dict(), "label": arg.describe(), "inferred_shape": inferred_shape}
 
 
@@ -102,7 +104,7 @@ def graph_view(graph: Graph) -> dict[str, Any]:
                     "bindings": node.bound,
                 }
                 drawn = _draws(node)
-                if drawn:  # the side panel says so; the drawing marks it (graphlab.render)
+                if drawn:  # the side panel says so; the drawing marks it (graphlab.analysis.render)
                     view["random"] = drawn
             elif isinstance(node, SequenceUse):
                 view |= {"kind": "sequence", "sequence": node.sequence, "repeat": node.repeat, "children": inner}

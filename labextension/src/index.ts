@@ -9,13 +9,12 @@ import { ABCWidgetFactory, DocumentWidget, type DocumentRegistry } from "@jupyte
 import { ServerConnection } from "@jupyterlab/services";
 import { Widget } from "@lumino/widgets";
 
+import { ROUTE } from "./hostContract.gen"; // the server extension's route (graphlab/fileview/contract.py)
 import { ownTabPlugin } from "./ownTab";
 
 const FILE_TYPE = "graphlab-graph";
 const SUFFIX = ".graph.json";
 const FACTORY = "graphlab graph";
-/** The server extension's route (graphlab/fileview/__init__.py). */
-const ROUTE = "graphlab/drawing";
 
 /** What the server answers: the drawing, and the first cell of the notebook that loads the file. */
 interface Drawing {

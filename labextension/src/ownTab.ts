@@ -1,5 +1,5 @@
 // The host's half of the editor widget's "open in its own tab" handshake (the widget's half, with the
-// same event names, is extension/src/ownTab.ts). The widget dispatches DOM events from its element;
+// same event names from graphlab/fileview/contract.py, is extension/src/ownTab.ts). The widget dispatches DOM events from its element;
 // this plugin answers them for widgets drawn in a notebook cell, and opens a tab with JupyterLab's own
 // "Create New View for Cell Output" command: a second view of the same output, so of the same widget
 // model, and both views stay in sync. Only JupyterLab: Jupyter Notebook 7 shows one document per
@@ -7,9 +7,8 @@
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from "@jupyterlab/application";
 import type { Widget } from "@lumino/widgets";
 
-const CAN_OPEN_TAB = "graphlab:can-open-tab";
-const OPEN_TAB = "graphlab:open-tab";
-const TAB_HOST_READY = "graphlab:tab-host-ready";
+import { CAN_OPEN_TAB, OPEN_TAB, TAB_HOST_READY } from "./hostContract.gen";
+
 /** JupyterLab's command behind a cell's "Create New View for Cell Output" menu entry. */
 const CLONE_OUTPUT = "notebook:create-output-view";
 

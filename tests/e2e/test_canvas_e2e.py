@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 MPM88_EDITOR = """\
 import taichi as ti
 import graphlab as gl
-from graphlab.examples import load_taichi_example, mpm88_graph
+from graphlab.api.examples import load_taichi_example, mpm88_graph
 ti.init(arch=ti.cpu, log_level=ti.WARN)
 m = load_taichi_example("mpm88_graph")
 ed = gl.editor(mpm88_graph(m, substeps=8))

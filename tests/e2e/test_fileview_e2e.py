@@ -17,9 +17,9 @@ import pytest
 from nbpage import Notebook
 from playwright.sync_api import Page, expect
 
-from graphlab import doc_kernels
+from graphlab.api import doc_kernels
 from graphlab.fileview.drawing import loader_cell
-from graphlab.nodes import Dispatch
+from graphlab.model.nodes import Dispatch
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ import time
 import pytest
 from test_fileview_e2e import drawing_request
 
-from graphlab import doc_kernels
+from graphlab.api import doc_kernels
 
 pytestmark = pytest.mark.e2e
 

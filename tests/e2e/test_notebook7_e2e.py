@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 pytestmark = pytest.mark.e2e
 
 CELLS = [
-    "import graphlab as gl\nfrom graphlab import doc_kernels\n\ng = doc_kernels.demo_graph()\ned = gl.editor(g, kernels=doc_kernels)\ned",
+    "import graphlab as gl\nfrom graphlab.api import doc_kernels\n\ng = doc_kernels.demo_graph()\ned = gl.editor(g, kernels=doc_kernels)\ned",
 ]
 
 

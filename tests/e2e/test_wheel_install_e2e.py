@@ -27,7 +27,7 @@ from nbpage import Notebook
 from playwright.sync_api import Page, expect
 from test_widget_e2e import python_value
 
-from graphlab import doc_kernels
+from graphlab.api import doc_kernels
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ _PASSED = ("LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUEST
 TOOLS = ("dot",)
 
 CELL = (
-    "import shutil\nimport graphlab as gl\nfrom graphlab import doc_kernels\n\n"
+    "import shutil\nimport graphlab as gl\nfrom graphlab.api import doc_kernels\n\n"
     "g = doc_kernels.demo_graph()\ned = gl.editor(g, kernels=doc_kernels)\ned"
 )
 

@@ -11,7 +11,7 @@ Each module is one workload (``game_of_life``, ``nbody``... ported to ndarray pa
   dispatches that call ``ti.random``: the runs compared bit for bit then start from fresh runtimes).
 
 The ports carry a docstring naming the example and every place they differ from it.
-``tests/test_workloads.py`` holds the checks every workload must pass.
+``tests/run/test_workloads.py`` holds the checks every workload must pass.
 """
 
 import importlib

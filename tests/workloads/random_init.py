@@ -1,6 +1,6 @@
 """Particles seeded with ``ti.random``, splatted onto a grid whose border copies its neighbours.
 
-What it exercises: the three kernel facts that make runs differ (:mod:`graphlab.kernel_effects`):
+What it exercises: the three kernel facts that make runs differ (:mod:`graphlab.kernelfacts.effects`):
 - ``init_particles`` draws random positions and velocities, in the kernel and in a ``ti.func``
   (``jitter``), as Taichi's particle examples (nbody, mpm) initialise;
 - ``splat`` adds float mass into grid cells other particles add into too (atomic adds);

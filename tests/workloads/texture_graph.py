@@ -1,6 +1,6 @@
 """Taichi's ``examples/graph/texture_graph.py``, loaded from the installed wheel and built with graphlab.
 
-Not a port: the kernels are the example's own (``graphlab.examples.load_taichi_example``), so this
+Not a port: the kernels are the example's own (``graphlab.api.examples.load_taichi_example``), so this
 file only builds its two graphs as the example's ``main`` does with ``ti.graph``: ``g_init`` writes a
 128x128 r32f texture through a ``rw_texture`` parameter, ``g`` samples and fetches it into an image.
 What it exercises: rw_texture and texture args bound to one texture, an f32 scalar, and two graphs
@@ -18,7 +18,7 @@ import numpy as np
 import taichi as ti
 
 import graphlab as gl
-from graphlab.examples import load_taichi_example
+from graphlab.api.examples import load_taichi_example
 
 ARCH = "vulkan"
 EXPORT_ARCHS = ("vulkan",)

@@ -1,0 +1,212 @@
+"""The C host's sources are package data, and what hostgen makes of them compiles without a warning.
+
+``graphlab/deploy/host/`` holds ``main.c.in``, ``npy.c``, ``npy.h``, ``CMakeLists.txt.in`` and
+``README.md.in``; hostgen fills their ``@NAME@`` placeholders from a manifest. The generated C is
+compiled here with gcc ``-std=c99 -pedantic -Wall -Wextra -Werror`` against the taichi wheel's C-API
+headers, for a plain exported module, an exported module with loops and conditionals, and a
+hand-written manifest for the corners exports rarely reach (a segment without args, every scalar the
+C-API passes, vector and matrix elements, a memory-plan slot, a do-while loop next to a count loop).
+"""
+
+# No `from __future__ import annotations`: Taichi reads kernel annotations as objects.
+
+import json
+import re
+import subprocess
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import taichi as ti
+from test_compiled import add_one, halve, jacobi_graph, threshold
+
+import graphlab as gl
+from graphlab.deploy import hostgen
+from graphlab.deploy.capi_ctypes import taichi_c_api_dir
+from graphlab.deploy.errors import HostGenError
+
+STRICT = ["-std=c99", "-pedantic", "-O2", "-Wall", "-Wextra", "-Werror"]
+PACKAGE_FILES = ["CMakeLists.txt.in", "README.md.in", "main.c.in", "npy.c", "npy.h"]
+GENERATED = ["CMakeLists.txt", "README.md", "main.c", "npy.c", "npy.h"]
+N = 8
+
+
+# --- modules -------------------------------------------------------------------------------------------
+
+
+def plain_graph() -> gl.Graph:
+    g = gl.Graph("plain")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n")
+    g.dispatch(add_one, x)
+    g.dispatch(halve, x)
+    return g
+
+
+def branchy_graph() -> gl.Graph:
+    """A count loop and a conditional with both branches, inside a sequence used twice."""
+    g = gl.Graph("branchy")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n")
+    n = g.scalar("n", ti.i32)
+    limit = g.scalar("limit", ti.f32)
+    flag = g.ndarray("flag", ti.i32, ndim=1, shape=(1,))
+    inc = g.define("inc")
+    inc.dispatch(add_one, x)
+    shrink = g.define("shrink")
+    shrink.dispatch(halve, x)
+    grow = g.define("grow")
+    grow.dispatch(add_one, x)
+    with g.sequence("outer", repeat=2) as outer:
+        g.loop(inc, count=n, name="times", into=outer)
+        outer.dispatch(threshold, x, limit, flag)
+        g.cond(flag, then=shrink, else_=grow, name="big", into=outer)
+    return g
+
+
+def export(folder: Path, graphs: list[gl.Graph], values: dict) -> Path:
+    ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
+    gl.export(graphs, folder, "x64", values=values, cpu_threads=1, progress=False)
+    return folder
+
+
+def corners_manifest() -> dict:
+    args = [
+        {"name": "pos", "kind": "ndarray", "dtype": "f32", "ndim": 1, "element_shape": [3], "shape": ["n"],
+         "role": "state"},
+        {"name": "grid", "kind": "ndarray", "dtype": "f64", "ndim": 2, "element_shape": [2, 2], "shape": ["n", 4],
+         "role": "output"},
+        {"name": "scratch", "kind": "ndarray", "dtype": "u8", "ndim": 1, "shape": ["n"], "role": "temp"},
+        {"name": "flag", "kind": "ndarray", "dtype": "i32", "ndim": 1, "shape": [1], "role": "state"},
+        {"name": "steps", "kind": "scalar", "dtype": "i32", "role": "input"},
+        {"name": "dt", "kind": "scalar", "dtype": "f32", "role": "input"},
+        {"name": "lo", "kind": "scalar", "dtype": "i16", "role": "input"},
+        {"name": "hi", "kind": "scalar", "dtype": "u16", "role": "input"},
+        {"name": "rot", "kind": "matrix", "dtype": "f32", "element_shape": [2, 2], "role": "input"},
+    ]  # fmt: skip
+
+    def seg(i: int, *names: str) -> dict:
+        return {"op": "segment", "graph": f"sim_seg{i}", "args": list(names)}
+
+    control = [
+        seg(0),  # a segment whose kernels take no args
+        {"op": "repeat", "node": "outer", "times": 3, "body": [
+            {"op": "loop", "node": "outer/count", "while": None, "count": "steps", "max_iter": None,
+             "body": [seg(1, "pos", "dt", "rot")]},
+            {"op": "loop", "node": "outer/settle", "while": "flag", "count": None, "max_iter": 100,
+             "body": [seg(2, "pos", "scratch", "flag", "lo", "hi")]},
+            {"op": "cond", "node": "outer/pick", "flag": "flag", "then": [seg(3, "grid")], "else": [seg(4, "pos")]},
+            {"op": "cond", "node": "outer/maybe", "flag": "flag", "then": [seg(5, "grid", "pos")], "else": None},
+        ]},
+    ]  # fmt: skip
+    graphs = [{"name": "sim", "args": args, "control": control}, {"name": "plain", "args": args[:1]}]
+    return {"format": "graphlab.module/1", "arch": "x64", "taichi_version": "1.7.4", "graphs": graphs,
+            "dims": {"n": 16}, "memory_plan": {"slots": [{"slot": 5, "bytes": 16, "args": ["scratch"]}]}}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory) -> Path:
+    """An exported module without control flow, its host generated by build_host."""
+    return export(tmp_path_factory.mktemp("plain") / "m", [plain_graph()], {"x": np.ones(N, np.float32)})
+
+
+@pytest.fixture(scope="module")
+def control(tmp_path_factory) -> Path:
+    """An exported module with a do-while loop (Jacobi), a count loop and a conditional with an else."""
+    values = {"u": np.zeros(N, np.float32), "f": np.full(N, 0.01, np.float32), "tol": np.float32(1e-4),
+              "flag": np.ones(1, np.int32), "x": np.arange(N, dtype=np.float32), "n": np.int32(2),
+              "limit": np.float32(5.0)}  # fmt: skip
+    return export(tmp_path_factory.mktemp("control") / "m", [jacobi_graph(50), branchy_graph()], values)
+
+
+@pytest.fixture(scope="module")
+def corners(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("corners")
+    (folder / "manifest.json").write_text(json.dumps(corners_manifest()))
+    return folder
+
+
+@pytest.fixture(params=["plain", "control", "corners"])
+def host(request) -> Path:
+    """The generated host folder of each module."""
+    return hostgen.generate_host(request.getfixturevalue(request.param))
+
+
+def compile_strictly(source: Path, out: Path, *defines: str) -> None:
+    include = taichi_c_api_dir() / "include"
+    command = [hostgen.find_compiler("gcc"), *STRICT, *defines, "-isystem", str(include), "-c", str(source),
+               "-o", str(out)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, f"$ {' '.join(command)}\n{done.stderr}"
+
+
+# --- the package data ------------------------------------------------------------------------------------
+
+
+def test_the_c_sources_are_package_files_not_python_strings():
+    assert sorted(p.name for p in hostgen.SOURCES.iterdir() if p.is_file()) == PACKAGE_FILES
+    python = Path(hostgen.__file__).read_text()
+    assert "int main(" not in python and "#include" not in python and "cmake_minimum_required" not in python
+
+
+def test_every_placeholder_is_filled(host):
+    assert sorted(p.name for p in host.iterdir() if p.is_file()) == GENERATED
+    for name in ("main.c.in", "CMakeLists.txt.in", "README.md.in"):
+        template = (hostgen.SOURCES / name).read_text()
+        assert hostgen.PLACEHOLDER.search(template), f"{name} has no placeholder: is it still a template?"
+        generated = (host / name.removesuffix(".in")).read_text()
+        left = hostgen.PLACEHOLDER.search(generated)
+        assert left is None, f"{name}: {left and left.group()} is not filled"
+    # C's and CMake's own `$` are text, not placeholders
+    assert '"${TAICHI_C_API_INSTALL_DIR}/lib"' in (host / "CMakeLists.txt").read_text()
+
+
+def test_npy_sources_are_copied_byte_for_byte(host):
+    for name in ("npy.c", "npy.h"):
+        assert (host / name).read_bytes() == (hostgen.SOURCES / name).read_bytes()
+
+
+# --- compiling ---------------------------------------------------------------------------------------------
+
+
+def test_generated_c_compiles_as_pedantic_c99_without_warnings(host, tmp_path):
+    """Both ways main.c can be built: with the baked-in TI_LIB_DIR (build_host, CMake) and without."""
+    compile_strictly(host / "main.c", tmp_path / "main.o")
+    compile_strictly(host / "main.c", tmp_path / "main_lib.o", '-DGRAPHLAB_TI_LIB_DIR="/opt/taichi/runtime"')
+    compile_strictly(host / "npy.c", tmp_path / "npy.o")
+
+
+def test_tables_cover_the_corners(corners):
+    main = (hostgen.generate_host(corners) / "main.c").read_text()
+    assert '{"sim_seg0", 0,        {0}},' in main  # no args: {0}, as C99 has no empty braces
+    assert "static const ArgSpec ARGS[] = {" in main and "#define ARG_COUNT ((int)(sizeof ARGS" in main
+    assert re.search(r'\{"scratch", +KIND_NDARRAY, +ROLE_TEMP, +NPY_U8, .* 0\},', main)  # slot 5 is renumbered 0
+    assert re.search(r'\{OP_LOOP, +"outer/settle", +-1, +3, +-1, +100,', main)  # while flag (ARGS[3]), max_iter
+
+
+def test_build_host_compiles_the_generated_host_without_a_warning(control):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a compiler warning would come back as a UserWarning
+        exe = hostgen.build_host(control)
+    done = subprocess.run([str(exe), "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "--events" in done.stdout
+
+
+def test_build_host_shows_warnings_in_an_edited_main_c_and_still_builds(plain, tmp_path):
+    copy = tmp_path / "copy"
+    (copy / "host").mkdir(parents=True)
+    for name in ("main.c", "npy.c", "npy.h"):
+        (copy / "host" / name).write_bytes((hostgen.generate_host(plain) / name).read_bytes())
+    with (copy / "host" / "main.c").open("a") as f:
+        f.write("int user_helper(int unused);\nint user_helper(int unused) { return 0; }\n")  # -Wextra warns
+    with pytest.warns(UserWarning, match=r"(?s)the C compiler warned.*-Wextra.*unused parameter .unused."):
+        exe = hostgen.build_host(copy)
+    assert subprocess.run([str(exe), "--help"], capture_output=True).returncode == 0
+
+
+def test_a_module_whose_graphs_take_no_args_is_refused(tmp_path):
+    manifest = {"format": "graphlab.module/1", "arch": "x64", "taichi_version": "1.7.4",
+                "graphs": [{"name": "g", "args": []}]}  # fmt: skip
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(HostGenError, match="no graph takes an arg, so the host has nothing to pass; give one an arg"):
+        hostgen.generate_host(tmp_path)
+    assert not (tmp_path / "host").exists()
