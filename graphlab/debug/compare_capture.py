@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphlab.access import AccessFlag
-from graphlab.capture_format import CapturedDecision
+from graphlab.capture_format import CapturedDecision, reads_as_recorded
 from graphlab.dataflow import dataflow_facts
 from graphlab.debug.capture import Capture
 from graphlab.debug.compare import Divergence, Progress, StepsView, buffer_divergence, differ
 from graphlab.debug.report import Decision
+from graphlab.nodes import Loop
 
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
@@ -62,6 +63,12 @@ class _CaptureSearch:
         self.reads = {node: {a for a, f in acc.items() if f & AccessFlag.READ} for node, acc in facts.items()}
         self.writes = {node: {a for a, f in acc.items() if f & AccessFlag.WRITE} for node, acc in facts.items()}
         self.compared = 0  # flag reads compared so far
+        # the notebook steps a guarded check_every loop reading every iteration; the field does not
+        self.guarded = {
+            node_id: node.check_every
+            for node_id, node in graph.nodes()
+            if isinstance(node, Loop) and node.guarded and node.check_every > 1
+        }
 
     def run(self) -> Divergence | None:
         mine, view, table, records = self.mine, self.view, self.view.table, self.capture.record.segments
@@ -102,7 +109,8 @@ class _CaptureSearch:
 
     def decisions(self, *, end: bool) -> Divergence | None:
         """A control divergence at the first flag read (since the last call) that the capture does not share."""
-        made, captured = self.mine.decisions, self.capture.record.decisions
+        captured = self.capture.record.decisions
+        made = reads_as_recorded(self.mine.decisions, self.guarded, key=lambda d: (d.node_id, d.scope, d.outcome))
         for i in range(self.compared, len(made)):
             theirs = captured[i] if i < len(captured) else None
             if theirs is None or not _same(made[i], theirs):

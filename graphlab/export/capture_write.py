@@ -28,13 +28,14 @@ from graphlab.capture_format import (
     CAPTURE_FORMAT,
     input_path,
     output_path,
+    reads_as_recorded,
     segment_path,
     write_capture_json,
 )
 from graphlab.errors import CaptureError
 from graphlab.export.manifest import MAX_MANIFEST_BYTES, GraphSpec, Manifest
 from graphlab.fileio import read_limited
-from graphlab.plan import FlagRead, Segment
+from graphlab.plan import FlagRead, Iterate, Op, Segment
 from graphlab.runvalues import numpy_dtype
 
 __all__ = ["DEFAULT_LIMIT_BYTES", "CaptureWriter"]
@@ -108,7 +109,7 @@ class CaptureWriter:
         order = len(self.recorded)
         arrays = {name: download(name) for name in names}
         size = sum(a.nbytes for a in arrays.values())
-        if self.used + size > self.limit_bytes:
+        if self.limit_bytes and self.used + size > self.limit_bytes:  # 0: no bound, as for the C library
             self.truncated = True
             return
         self.used += size
@@ -135,7 +136,7 @@ class CaptureWriter:
             "inputs": self.inputs,
             "decisions": [
                 {"node": r.node_id, "scope": r.scope, "kind": r.kind, "value": r.value, "outcome": r.outcome}
-                for r in reads
+                for r in reads_as_recorded(reads, _guarded(self.spec.control or ()), key=_key)
             ],
             "segments": self.recorded,
             "outputs": written,
@@ -149,6 +150,23 @@ class CaptureWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, np.array(array, order="C", copy=True), allow_pickle=False)  # 0-d stays 0-d
         return relative
+
+
+def _key(read: FlagRead) -> tuple[str, str, str]:
+    return read.node_id, read.scope, read.outcome
+
+
+def _guarded(ops: Sequence[Op]) -> dict[str, int]:
+    """The guarded ``check_every`` > 1 while loops of a control tree, by node id: the stepping walk
+    reads them every iteration, the C library (and so the capture) only where the field reads."""
+    found: dict[str, int] = {}
+    for op in ops:
+        if isinstance(op, Iterate) and op.guarded and op.check_every > 1:
+            found[op.node_id] = op.check_every
+        for body in (getattr(op, "body", None), getattr(op, "then", None), getattr(op, "else_", None)):
+            if body:
+                found.update(_guarded(body))
+    return found
 
 
 def _device(arch: str) -> str:
