@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from capture_kernels import count_to, halve, parity, shift, stages_graph
+from capture_kernels import count_to, count_to_off, halve, parity, shift, stages_graph
 
 import graphlab as gl
 from graphlab.cli import main
@@ -39,8 +39,9 @@ def stage_values() -> dict[str, np.ndarray]:
     return {"x": x, "y": zeros.copy(), "w": zeros.copy(), "rounds": np.asarray(3, np.int32)}
 
 
-def guard_graph() -> gl.Graph:
-    """A guarded while loop read every 2nd iteration counting to ``limit``, then a conditional on parity."""
+def guard_graph(*, field: bool = False) -> gl.Graph:
+    """A guarded while loop read every 2nd iteration counting to ``limit``, then a conditional on parity;
+    the field build counts one more."""
     g = gl.Graph("guard")
     limit = g.scalar("limit", ti.i32)
     it = g.ndarray("it", ti.i32, ndim=1, shape=(1,))
@@ -49,7 +50,7 @@ def guard_graph() -> gl.Graph:
     x = g.ndarray("x", ti.f32, ndim=1, shape="n")
     y = g.ndarray("y", ti.f32, ndim=1, shape="n")
     body = g.define("body")
-    body.dispatch(count_to, limit, it, flag, name="count")
+    body.dispatch(count_to_off if field else count_to, limit, it, flag, name="count")
     g.loop(body, while_=flag, max_iter=20, check_every=2, guarded=True, name="solve")
     g.dispatch(parity, it, odd)
     then, other = g.define("odd_path"), g.define("even_path")
@@ -95,7 +96,7 @@ def x64_modules(tmp_path_factory) -> tuple[Path, Path]:
     """The notebook's build (stages and guard) and a field build whose ``shift`` adds 2, for x64."""
     root = tmp_path_factory.mktemp("capture_modules")
     same = export([stages_graph(), guard_graph()], root / "same", "x64")
-    field = export([stages_graph(field=True)], root / "field", "x64")
+    field = export([stages_graph(field=True), guard_graph(field=True)], root / "field", "x64")
     return same, field
 
 
@@ -156,6 +157,22 @@ def test_a_guarded_check_every_loop_and_conditional_round_trip(ti_cpu, check_exe
     data = json.loads((folder / "capture.json").read_text())
     assert data["decisions"][-1]["outcome"] == ("then" if limit % 2 else "else")
     assert np.load(folder / "outputs" / "it.npy")[0] == limit  # the guard put back the iterations run past
+
+
+def test_a_guarded_loop_that_runs_longer_in_the_field_is_named_at_its_iteration(ti_cpu, check_exe, x64_modules,
+                                                                                 tmp_path):  # fmt: skip
+    _, field = x64_modules
+    folder = run_library(check_exe, field, "guard", guard_values(5), tmp_path, "--capture", str(tmp_path / "caps"),
+                         "--segments")  # fmt: skip
+    found = gl.open_capture(folder, graph=guard_graph()).compare(folder)
+    # the field's count kept its flag at 1 after the 5th iteration (segment record 4), the notebook's cleared it
+    assert found is not None and found.kind == "buffer"
+    assert (found.step_id, found.buffer, found.segment, found.suspects) == ("solve/iter[4]/count", "flag", 4, None)
+    without = run_library(check_exe, field, "guard", guard_values(5), tmp_path, "--capture", str(tmp_path / "bare"))
+    found = gl.open_capture(without, graph=guard_graph()).compare(without)
+    # no segment records: the field read after iterations 2 and 4, then replayed 5 and 6; the notebook stops at 5
+    assert found is not None and found.kind == "control" and found.control_node == "solve"
+    assert found.decisions == ("read 0 and chose 'done' at solve", "read 1 and chose 'again' at solve")
 
 
 @pytest.mark.parametrize("graph", ["guard", "stages"])

@@ -7,8 +7,11 @@ told the run's values before anything launches, each executed segment, and the f
 arrays at the end; ``capture.json`` is written last, atomically, so a run that fails midway leaves
 an incomplete capture that the reader refuses, never a misleading one.
 
-Segments are recorded (``segments=True``) while their bytes stay within ``limit_bytes``; past it
-recording stops and ``truncated`` says so (inputs and outputs are always written). A segment records
+Segments are recorded (``segments=True``) while their bytes stay within ``limit_bytes`` (0: no bound,
+as for the C library); past it recording stops and ``truncated`` says so (inputs and outputs are
+always written). The run is the library's too (:func:`graphlab.plan.run_plan`): a guarded
+``check_every`` loop runs its groups, puts the last one back and replays it, and the capture holds
+every segment so executed and the flag reads acted on, as the library's does. A segment records
 the ndarrays it binds that the graph writes (temps too: the reader compares only the args the
 notebook does not keep in shared memory-plan slots).
 """
@@ -28,14 +31,13 @@ from graphlab.capture_format import (
     CAPTURE_FORMAT,
     input_path,
     output_path,
-    reads_as_recorded,
     segment_path,
     write_capture_json,
 )
 from graphlab.errors import CaptureError
 from graphlab.export.manifest import MAX_MANIFEST_BYTES, GraphSpec, Manifest
 from graphlab.fileio import read_limited
-from graphlab.plan import FlagRead, Iterate, Op, Segment
+from graphlab.plan import FlagRead, Segment
 from graphlab.runvalues import numpy_dtype
 
 __all__ = ["DEFAULT_LIMIT_BYTES", "CaptureWriter"]
@@ -136,7 +138,7 @@ class CaptureWriter:
             "inputs": self.inputs,
             "decisions": [
                 {"node": r.node_id, "scope": r.scope, "kind": r.kind, "value": r.value, "outcome": r.outcome}
-                for r in reads_as_recorded(reads, _guarded(self.spec.control or ()), key=_key)
+                for r in reads
             ],
             "segments": self.recorded,
             "outputs": written,
@@ -150,23 +152,6 @@ class CaptureWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, np.array(array, order="C", copy=True), allow_pickle=False)  # 0-d stays 0-d
         return relative
-
-
-def _key(read: FlagRead) -> tuple[str, str, str]:
-    return read.node_id, read.scope, read.outcome
-
-
-def _guarded(ops: Sequence[Op]) -> dict[str, int]:
-    """The guarded ``check_every`` > 1 while loops of a control tree, by node id: the stepping walk
-    reads them every iteration, the C library (and so the capture) only where the field reads."""
-    found: dict[str, int] = {}
-    for op in ops:
-        if isinstance(op, Iterate) and op.guarded and op.check_every > 1:
-            found[op.node_id] = op.check_every
-        for body in (getattr(op, "body", None), getattr(op, "then", None), getattr(op, "else_", None)):
-            if body:
-                found.update(_guarded(body))
-    return found
 
 
 def _device(arch: str) -> str:

@@ -60,7 +60,7 @@ from graphlab.export.manifest import (
 )
 from graphlab.export.seal import check_files
 from graphlab.names import check_dim_size, shown
-from graphlab.plan import ControlEvent, Cursor, FlagRead, Iterate, Segment, run_plan
+from graphlab.plan import ControlEvent, FlagRead, Iterate, Segment, run_plan
 from graphlab.runvalues import Problem, array_problem, dims_problem, number_problem, numpy_dtype
 from graphlab.shape_facts import first_violation
 from graphlab.sizes import dim_names, resolve_sizes
@@ -393,7 +393,8 @@ class ModuleGraph:
         def read_count(name: str) -> int:
             return int(bound.scalars[name])
 
-        if writer is not None:  # the cursor's walk: one launch per visit, every flag read with its scope
+        rollback = _SavedBuffers(memory, buffers, self.module._saved_copy)
+        if writer is not None:  # as the C library runs it: one launch per visit, the reads it acts on
 
             def download(name: str) -> np.ndarray:
                 arg = next(a for a in self.spec.args if a.name == name)
@@ -403,13 +404,12 @@ class ModuleGraph:
                 memory.download(buffers[name], out)
                 return out
 
-            cursor = Cursor(plan)
-            while (visit := cursor.advance(read_flag, read_count)) is not None:
-                launch(visit.segment)
-                writer.segment_done(visit.segment, download)
-            self._reads = list(cursor.reads)
-            return list(cursor.events)
-        rollback = _SavedBuffers(memory, buffers, self.module._saved_copy)
+            def launch_recorded(segment: Segment) -> None:
+                launch(segment)
+                writer.segment_done(segment, download)
+
+            self._reads = []
+            return run_plan(plan, launch_recorded, read_flag, read_count, rollback=rollback, reads=self._reads)
         return run_plan(plan, launch, read_flag, read_count, rollback=rollback)
 
 
