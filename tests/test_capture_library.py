@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import taichi as ti
 from capture_kernels import count_to, count_to_off, halve, parity, shift, stages_graph
+from test_export_control_flow import nested_graph
 
 import graphlab as gl
 from graphlab.cli import main
@@ -60,6 +61,11 @@ def guard_graph(*, field: bool = False) -> gl.Graph:
     return g
 
 
+def nested_values() -> dict[str, np.ndarray]:
+    x = np.array([1.0, 3.0] * (N // 2), np.float32)
+    return {"x": x, "n": np.asarray(2, np.int32), "limit": np.asarray(4.5, np.float32), "flag": np.zeros(1, np.int32)}
+
+
 def guard_values(limit: int) -> dict[str, np.ndarray]:
     one = np.zeros(1, np.int32)
     x = np.linspace(0, 1, N).astype(np.float32)
@@ -86,7 +92,8 @@ def check_exe(tmp_path_factory) -> Path:
 def export(graphs: list, folder: Path, arch: str) -> Path:
     ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
     names = {name for graph in graphs for name in graph.args}
-    values = {k: v for k, v in {**stage_values(), **guard_values(5)}.items() if v.ndim and k in names}
+    every = {**stage_values(), **guard_values(5), **nested_values()}
+    values = {k: v for k, v in every.items() if v.ndim and k in names}
     gl.export(graphs, folder, arch, values=values, cpu_threads=1, progress=False)
     return folder
 
@@ -96,6 +103,7 @@ def x64_modules(tmp_path_factory) -> tuple[Path, Path]:
     """The notebook's build (stages and guard) and a field build whose ``shift`` adds 2, for x64."""
     root = tmp_path_factory.mktemp("capture_modules")
     same = export([stages_graph(), guard_graph()], root / "same", "x64")
+    export([nested_graph()], root / "nested", "x64")
     field = export([stages_graph(field=True), guard_graph(field=True)], root / "field", "x64")
     return same, field
 
@@ -175,17 +183,20 @@ def test_a_guarded_loop_that_runs_longer_in_the_field_is_named_at_its_iteration(
     assert found.decisions == ("read 0 and chose 'done' at solve", "read 1 and chose 'again' at solve")
 
 
-@pytest.mark.parametrize("graph", ["guard", "stages"])
+@pytest.mark.parametrize("graph", ["guard", "stages", "nested"])
 def test_the_library_and_the_python_writer_record_the_same_capture(ti_cpu, check_exe, x64_modules, tmp_path, graph):
     same, _ = x64_modules
-    values = guard_values(5) if graph == "guard" else stage_values()
+    if graph == "nested":  # a conditional inside a sequence used twice: the reads' scopes
+        same = same.parent / "nested"
+    values = {"guard": guard_values(5), "stages": stage_values(), "nested": nested_values()}[graph]
     c_folder = run_library(check_exe, same, graph, values, tmp_path, "--capture", str(tmp_path / "caps"),
                            "--segments")  # fmt: skip
     py_folder = tmp_path / "py"
     with gl.load_module(same) as loaded:
-        given = {k: (int(v) if v.ndim == 0 else v.copy()) for k, v in values.items()}
+        given = {k: (v.item() if v.ndim == 0 else v.copy()) for k, v in values.items()}
         loaded.graphs[graph].capture(py_folder, given, segments=True, limit_bytes=0)
     c_data = json.loads((c_folder / "capture.json").read_text())
+    assert c_data["segments"]
     py_data = json.loads((py_folder / "capture.json").read_text())
     for key in ("format", "graph", "manifest_sha256", "module", "dims", "inputs", "decisions", "segments", "outputs",
                 "limit_bytes", "truncated"):  # fmt: skip

@@ -312,7 +312,7 @@ class ModuleGraph:
         the notebook as a debug session; ``dbg.compare(capture)`` says where the notebook departs.
 
         ``values``: a dict by arg name (dims by name too), as :meth:`run` takes it; a run with control
-        flow steps its plan segment by segment (the cursor the debugger uses), reading each flag once.
+        flow runs its plan segment by segment as the C library does (a guarded loop's replay included).
         """
         if not isinstance(values, Mapping):
             got = type(values).__name__
