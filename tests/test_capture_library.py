@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import taichi as ti
-from capture_kernels import count_to, count_to_off, halve, parity, shift, stages_graph
+from capture_kernels import count_to, count_to_off, halve, parity, shift, shift_off, stages_graph
 from test_export_control_flow import nested_graph
 
 import graphlab as gl
@@ -40,9 +40,9 @@ def stage_values() -> dict[str, np.ndarray]:
     return {"x": x, "y": zeros.copy(), "w": zeros.copy(), "rounds": np.asarray(3, np.int32)}
 
 
-def guard_graph(*, field: bool = False) -> gl.Graph:
+def guard_graph(*, field: bool = False, after: bool = False) -> gl.Graph:
     """A guarded while loop read every 2nd iteration counting to ``limit``, then a conditional on parity;
-    the field build counts one more."""
+    the ``field`` build counts one more, the ``after`` build's even path adds 2 where the notebook adds 1."""
     g = gl.Graph("guard")
     limit = g.scalar("limit", ti.i32)
     it = g.ndarray("it", ti.i32, ndim=1, shape=(1,))
@@ -56,7 +56,7 @@ def guard_graph(*, field: bool = False) -> gl.Graph:
     g.dispatch(parity, it, odd)
     then, other = g.define("odd_path"), g.define("even_path")
     then.dispatch(halve, x, y)
-    other.dispatch(shift, x, y)
+    other.dispatch(shift_off if after else shift, x, y, name="shift")
     g.cond(odd, then, else_=other, name="choose")
     return g
 
@@ -104,6 +104,7 @@ def x64_modules(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("capture_modules")
     same = export([stages_graph(), guard_graph()], root / "same", "x64")
     export([nested_graph()], root / "nested", "x64")
+    export([guard_graph(after=True)], root / "after", "x64")
     field = export([stages_graph(field=True), guard_graph(field=True)], root / "field", "x64")
     return same, field
 
@@ -181,6 +182,21 @@ def test_a_guarded_loop_that_runs_longer_in_the_field_is_named_at_its_iteration(
     # no segment records: the field read after iterations 2 and 4, then replayed 5 and 6; the notebook stops at 5
     assert found is not None and found.kind == "control" and found.control_node == "solve"
     assert found.decisions == ("read 0 and chose 'done' at solve", "read 1 and chose 'again' at solve")
+
+
+@pytest.mark.parametrize("limit", [5, 6])
+def test_a_divergence_after_a_replayed_guarded_loop_is_named_at_its_segment(ti_cpu, check_exe, x64_modules,
+                                                                            tmp_path, limit):  # fmt: skip
+    after = x64_modules[0].parent / "after"
+    folder = run_library(check_exe, after, "guard", guard_values(limit), tmp_path, "--capture",
+                         str(tmp_path / "caps"), "--segments")  # fmt: skip
+    found = gl.open_capture(folder, graph=guard_graph()).compare(folder)
+    if limit % 2:  # the odd path is the same build's
+        assert found is None
+        return
+    # records 0-5: iterations 1-6 (6 ran past the flag), 6-7: the replay of 5 and 6, 8: parity, 9: shift
+    assert found is not None and found.kind == "buffer" and found.suspects is None
+    assert (found.step_id, found.buffer, found.segment) == ("choose/else/shift", "y", 9)
 
 
 @pytest.mark.parametrize("graph", ["guard", "stages", "nested"])
