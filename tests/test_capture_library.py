@@ -19,7 +19,9 @@ import numpy as np
 import pytest
 import taichi as ti
 from capture_kernels import count_to, count_to_off, halve, parity, shift, shift_off, stages_graph
-from test_export_control_flow import nested_graph
+from test_embedding import build_app
+from test_export_control_flow import N as CF_N
+from test_export_control_flow import branch_graph, branch_inputs, nested_graph, poisson_graph, poisson_inputs
 
 import graphlab as gl
 from graphlab.cli import main
@@ -92,8 +94,11 @@ def check_exe(tmp_path_factory) -> Path:
 def export(graphs: list, folder: Path, arch: str) -> Path:
     ti.init(arch=ti.cpu, cpu_max_num_threads=1, log_level=ti.WARN)
     names = {name for graph in graphs for name in graph.args}
-    every = {**stage_values(), **guard_values(5), **nested_values()}
-    values = {k: v for k, v in every.items() if v.ndim and k in names}
+    if "poisson" in {graph.name for graph in graphs}:  # test_export_control_flow's graphs, at its size
+        every = {**poisson_inputs(), **branch_inputs([4.0] * CF_N)}
+    else:
+        every = {**stage_values(), **guard_values(5), **nested_values()}
+    values = {k: v for k, v in every.items() if np.ndim(v) and k in names}
     gl.export(graphs, folder, arch, values=values, cpu_threads=1, progress=False)
     return folder
 
@@ -250,6 +255,27 @@ def test_graphlab_capture_in_the_environment_round_trips(ti_cpu, check_exe, x64_
     folder = run_library(check_exe, field, "stages", stage_values(), tmp_path, env=env)
     found = gl.open_capture(folder, graph=stages_graph()).compare(folder)
     assert found is not None and (found.step_id, found.buffer) == ("iterate/iter[0]/shift", "w")
+
+
+def test_graphlab_capture_in_the_environment_of_an_embedding_app(ti_cpu, tmp_path):
+    """tests/embed_control.cpp, built as test_embedding.py builds it, records captures when only its
+    environment names a folder; both open and agree with the notebook."""
+    folder = export([poisson_graph(), branch_graph()], tmp_path / "control", "x64")
+    app = build_app(folder, HERE / "embed_control.cpp", tmp_path)
+    inputs = {**poisson_inputs(), **branch_inputs([4.0, 8.0] * (CF_N // 2))}
+    for sub in ("in", "out"):
+        (tmp_path / sub).mkdir()
+    for name in ("u", "f", "x"):
+        inputs[name].tofile(tmp_path / "in" / f"{name}.bin")
+    env = {**os.environ, "GRAPHLAB_CAPTURE": str(tmp_path / "caps"), "GRAPHLAB_CAPTURE_SEGMENTS": "1"}
+    command = [str(app), str(folder), str(tmp_path / "in"), str(tmp_path / "out"), str(CF_N)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "caps").iterdir()) == ["branchy-0", "poisson-0"]
+    for graph in (poisson_graph(), branch_graph()):
+        capture = tmp_path / "caps" / f"{graph.name}-0"
+        dbg = gl.open_capture(capture, graph=graph, module=folder)
+        assert dbg.capture is not None and dbg.capture.segments and dbg.compare(dbg.capture) is None
 
 
 @pytest.mark.vulkan
