@@ -9,6 +9,12 @@ as plain records, and the two bounded readers (``capture.json`` through
 :func:`graphlab.fileio.read_limited`; an ``.npy`` file by its header, refused before its data is read
 when the header and the file's size disagree or the bytes asked for exceed the caller's bound).
 
+A segment's record holds the ndarray args it binds that the graph writes (what both writers know: x64
+metadata says nothing of which kernel writes what), so it may hold an arg the segment only reads.
+Its ``decisions`` are the flag reads the run acted on, as it ran: a guarded ``check_every`` loop's
+reads after every k-th iteration and then its replay's, never the read of 0 that started the replay
+(:func:`reads_as_recorded` turns a stepping run's reads into those).
+
 Every refusal is a :class:`~graphlab.errors.CaptureError` naming the file, the JSON path and the fix.
 """
 
