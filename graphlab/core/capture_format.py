@@ -9,6 +9,12 @@ as plain records, and the two bounded readers (``capture.json`` through
 :func:`graphlab.core.fileio.read_limited`; an ``.npy`` file by its header, refused before its data is read
 when the header and the file's size disagree or the bytes asked for exceed the caller's bound).
 
+A segment's record holds the ndarray args it binds that the graph writes (what both writers know: x64
+metadata says nothing of which kernel writes what), so it may hold an arg the segment only reads.
+Its ``decisions`` are the flag reads the run acted on, as it ran: a guarded ``check_every`` loop's
+reads after every k-th iteration and then its replay's, never the read of 0 that started the replay
+(:func:`reads_as_recorded` turns a stepping run's reads into those).
+
 Every refusal is a :class:`~graphlab.core.errors.CaptureError` naming the file, the JSON path and the fix.
 """
 
@@ -19,9 +25,10 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +48,7 @@ __all__ = [
     "output_path",
     "read_capture_json",
     "read_npy",
+    "reads_as_recorded",
     "segment_path",
     "write_capture_json",
 ]
@@ -54,6 +62,7 @@ MAX_CAPTURE_JSON_BYTES = 64 * 1024 * 1024
 NPY_DTYPES = ("<f4", "<f8", "<i4", "<u4", "<i8", "<u8", "<i2", "<u2", "|i1", "|u1")
 #: The outcomes a flag read may have, per kind (:class:`graphlab.model.plan.FlagRead`).
 OUTCOMES = {"cond": ("then", "else", "skip"), "loop": ("again", "done", "limit")}
+_Read = TypeVar("_Read")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NPY_MAGIC = b"\x93NUMPY\x01\x00"
 _FIX = "; record the capture again (a capture folder is written whole, capture.json last)"
@@ -128,6 +137,50 @@ class CaptureRecord:
 def write_capture_json(folder: Path, data: dict[str, Any]) -> Path:
     """Write ``capture.json`` atomically (keys in the order given: the format's order)."""
     return atomic_write_text(folder / CAPTURE_JSON, json.dumps(data, indent=1) + "\n")
+
+
+def reads_as_recorded(
+    reads: Sequence[_Read], guarded: Mapping[str, int], *, key: Callable[[_Read], tuple[str, str, str]]
+) -> list[_Read]:
+    """The flag reads a run reading every iteration gives (a stepping run: the notebook's session,
+    ``ModuleGraph.capture``), as the capture records them: for a guarded while loop with
+    ``check_every=k`` (``guarded`` maps its node id to k) the reads the field run actually made.
+
+    The field reads such a loop after iterations k, 2k, ... only; a read of 0 there puts the group back
+    and replays it reading every iteration, and only the replay's reads are decisions. So of one run
+    of the loop (the reads of one scope up to its ``"done"``/``"limit"``), the reads kept are those
+    after the k-th, 2k-th, ... iterations, then for ``"done"`` every read of its last group (the
+    replay's) and for ``"limit"`` only the last one (the field stops at ``max_iter`` with no replay).
+    ``key(read)`` gives ``(node id, scope, outcome)``. Reads still inside an unfinished group are left
+    out (the field has not made them yet either, or will not).
+
+    >>> reads = [("solve", "solve", o) for o in ("again",) * 4 + ("done",)]
+    >>> [r[2] for r in reads_as_recorded(reads, {"solve": 2}, key=lambda r: r)]
+    ['again', 'again', 'done']
+    """
+    kept: list[_Read] = []
+    count: dict[str, int] = {}
+    pending: dict[str, list[_Read]] = {}
+    for read in reads:
+        node, scope, outcome = key(read)
+        every = guarded.get(node, 1)
+        if every <= 1:
+            kept.append(read)
+            continue
+        done = count[scope] = count.get(scope, 0) + 1
+        if outcome == "again":
+            if done % every == 0:  # a group's end: the field read here
+                pending[scope] = []
+                kept.append(read)
+            else:
+                pending.setdefault(scope, []).append(read)
+            continue
+        if outcome == "done":  # the group's replay, read by read
+            kept.extend(pending.get(scope, []))
+        kept.append(read)
+        count.pop(scope, None)
+        pending.pop(scope, None)
+    return kept
 
 
 # --- reading capture.json -------------------------------------------------------------------------

@@ -10,7 +10,9 @@ in the segment left, so that dispatch is named when every buffer it reads is kno
 moment it ran (not written earlier in the segment, or written there for the last time and agreeing
 at the end). Where no such dispatch exists (a buffer the segment overwrites, a temp, an unrecorded
 start), the answer says so honestly: the segment and the steps that may hold the departure.
-Without recorded segments the whole run is one span, compared at its end.
+Without recorded segments the whole run is one span, compared at its end. A guarded ``check_every``
+loop runs in the field past the flag clearing, then replays its last group: the session keeps of its
+reads those the field makes and steps over those extra segment records (:meth:`_CaptureSearch.replayed`).
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphlab.analysis.dataflow import dataflow_facts
-from graphlab.core.capture_format import CapturedDecision
+from graphlab.core.capture_format import CapturedDecision, reads_as_recorded
 from graphlab.debug.capture import Capture
 from graphlab.debug.compare import Divergence, Progress, StepsView, buffer_divergence, differ
 from graphlab.debug.report import Decision
 from graphlab.kernelfacts.access import AccessFlag
+from graphlab.model.nodes import Loop
 
 if TYPE_CHECKING:
     from graphlab.debug.session import DebugSession
@@ -62,6 +65,16 @@ class _CaptureSearch:
         self.reads = {node: {a for a, f in acc.items() if f & AccessFlag.READ} for node, acc in facts.items()}
         self.writes = {node: {a for a, f in acc.items() if f & AccessFlag.WRITE} for node, acc in facts.items()}
         self.compared = 0  # flag reads compared so far
+        # the notebook steps a guarded check_every loop reading every iteration; the field does not
+        loops = {
+            node_id: node
+            for node_id, node in graph.nodes()
+            if isinstance(node, Loop) and node.guarded and node.check_every > 1
+        }
+        self.guarded = {node_id: node.check_every for node_id, node in loops.items()}
+        self.max_iter = {node_id: node.max_iter or 1 for node_id, node in loops.items()}
+        self.visited: list[str] = []  # the first step id of each of the notebook's visits so far
+        self.scanned = 0  # the notebook's flag reads looked at for replays so far
 
     def run(self) -> Divergence | None:
         mine, view, table, records = self.mine, self.view, self.view.table, self.capture.record.segments
@@ -72,9 +85,14 @@ class _CaptureSearch:
                 return found
             chunk = table.chunk_of(at)
             stop, segment = (table.count, 0) if chunk is None else (chunk.stop, chunk.segment)
-            if records[visit].segment != segment:  # another path (a decision will say), or replays: stop here
+            skip = self.replayed()  # past a guarded loop's overshoot and replay in the field
+            if skip is None or visit + skip >= len(records):
+                break
+            visit += skip
+            if records[visit].segment != segment:  # another path (a decision will say): compare at the end
                 break
             mine.goto(stop)
+            self.visited.append(table.steps[at].id if at < table.count else "")
             theirs = self.capture.segments[visit]
             names = [n for n in view.ordered(set(theirs)) if n in self.checked]
             differing = self.differing(names, theirs)
@@ -95,6 +113,34 @@ class _CaptureSearch:
             return None
         return self.narrow(True, verified, table.count, differing, set(names), theirs, None)
 
+    def replayed(self) -> int | None:
+        """How many segment records the field's guarded loops added since the last call, past the visits
+        the notebook made (the iterations a group ran after the flag cleared, then the group's replay),
+        or None when some loop's iterations do not all take as many visits (no way to tell)."""
+        made, skip = self.mine.decisions, 0
+        for i in range(self.scanned, len(made)):
+            read = made[i]
+            every = self.guarded.get(read.node_id, 1)
+            if read.kind != "loop" or read.outcome != "done" or every <= 1:
+                continue
+            n = 0  # the iterations this run of the loop made: its reads back to the previous run's end
+            for earlier in reversed(made[: i + 1]):
+                if earlier.scope == read.scope and earlier.kind == "loop":
+                    if earlier.outcome != "again" and n:
+                        break
+                    n += 1
+            start = every * ((n - 1) // every)
+            end = min(start + every, self.max_iter[read.node_id])
+            if end - start <= 1:  # a group of one is read without a guard: no replay
+                continue
+            inside = (f"{read.scope}/iter[{k}]/" for k in range(start, n))
+            visits = sum(1 for prefix in inside for step in self.visited if step.startswith(prefix))
+            if visits % (n - start):
+                return None
+            skip += visits // (n - start) * (end - n) + visits
+        self.scanned = len(made)
+        return skip
+
     def differing(self, names: Sequence[str], theirs: Mapping[str, np.ndarray]) -> list[str]:
         """The names whose arrays differ here (in arg order)."""
         buffers = self.mine.buffers
@@ -102,7 +148,8 @@ class _CaptureSearch:
 
     def decisions(self, *, end: bool) -> Divergence | None:
         """A control divergence at the first flag read (since the last call) that the capture does not share."""
-        made, captured = self.mine.decisions, self.capture.record.decisions
+        captured = self.capture.record.decisions
+        made = reads_as_recorded(self.mine.decisions, self.guarded, key=lambda d: (d.node_id, d.scope, d.outcome))
         for i in range(self.compared, len(made)):
             theirs = captured[i] if i < len(captured) else None
             if theirs is None or not _same(made[i], theirs):

@@ -7,8 +7,11 @@ told the run's values before anything launches, each executed segment, and the f
 arrays at the end; ``capture.json`` is written last, atomically, so a run that fails midway leaves
 an incomplete capture that the reader refuses, never a misleading one.
 
-Segments are recorded (``segments=True``) while their bytes stay within ``limit_bytes``; past it
-recording stops and ``truncated`` says so (inputs and outputs are always written). A segment records
+Segments are recorded (``segments=True``) while their bytes stay within ``limit_bytes`` (0: no bound,
+as for the C library); past it recording stops and ``truncated`` says so (inputs and outputs are
+always written). The run is the library's too (:func:`graphlab.model.plan.run_plan`): a guarded
+``check_every`` loop runs its groups, puts the last one back and replays it, and the capture holds
+every segment so executed and the flag reads acted on, as the library's does. A segment records
 the ndarrays it binds that the graph writes (temps too: the reader compares only the args the
 notebook does not keep in shared memory-plan slots).
 """
@@ -108,7 +111,7 @@ class CaptureWriter:
         order = len(self.recorded)
         arrays = {name: download(name) for name in names}
         size = sum(a.nbytes for a in arrays.values())
-        if self.used + size > self.limit_bytes:
+        if self.limit_bytes and self.used + size > self.limit_bytes:  # 0: no bound, as for the C library
             self.truncated = True
             return
         self.used += size

@@ -63,7 +63,7 @@ from graphlab.deploy.manifest import (
 )
 from graphlab.deploy.seal import check_files
 from graphlab.kernelfacts.shape_facts import first_violation
-from graphlab.model.plan import ControlEvent, Cursor, FlagRead, Iterate, Segment, run_plan
+from graphlab.model.plan import ControlEvent, FlagRead, Iterate, Segment, run_plan
 from graphlab.model.sizes import dim_names, resolve_sizes
 from graphlab.run.values import Problem, array_problem, dims_problem, number_problem, numpy_dtype
 
@@ -310,7 +310,7 @@ class ModuleGraph:
         the notebook as a debug session; ``dbg.compare(capture)`` says where the notebook departs.
 
         ``values``: a dict by arg name (dims by name too), as :meth:`run` takes it; a run with control
-        flow steps its plan segment by segment (the cursor the debugger uses), reading each flag once.
+        flow runs its plan segment by segment as the C library does (a guarded loop's replay included).
         """
         if not isinstance(values, Mapping):
             got = type(values).__name__
@@ -391,7 +391,8 @@ class ModuleGraph:
         def read_count(name: str) -> int:
             return int(bound.scalars[name])
 
-        if writer is not None:  # the cursor's walk: one launch per visit, every flag read with its scope
+        rollback = _SavedBuffers(memory, buffers, self.module._saved_copy)
+        if writer is not None:  # as the C library runs it: one launch per visit, the reads it acts on
 
             def download(name: str) -> np.ndarray:
                 arg = next(a for a in self.spec.args if a.name == name)
@@ -401,13 +402,12 @@ class ModuleGraph:
                 memory.download(buffers[name], out)
                 return out
 
-            cursor = Cursor(plan)
-            while (visit := cursor.advance(read_flag, read_count)) is not None:
-                launch(visit.segment)
-                writer.segment_done(visit.segment, download)
-            self._reads = list(cursor.reads)
-            return list(cursor.events)
-        rollback = _SavedBuffers(memory, buffers, self.module._saved_copy)
+            def launch_recorded(segment: Segment) -> None:
+                launch(segment)
+                writer.segment_done(segment, download)
+
+            self._reads = []
+            return run_plan(plan, launch_recorded, read_flag, read_count, rollback=rollback, reads=self._reads)
         return run_plan(plan, launch, read_flag, read_count, rollback=rollback)
 
 

@@ -463,6 +463,7 @@ def run_plan(
     read_count: ReadFlag,
     launch_batch: LaunchBatch | None = None,
     rollback: Rollback | None = None,
+    reads: list[FlagRead] | None = None,
 ) -> list[ControlEvent]:
     """Run a plan to its end: ``launch`` each segment visit in order; returns the control events.
 
@@ -472,8 +473,10 @@ def run_plan(
     ``launch_batch``: a ``while_`` loop with ``check_every=k`` whose body is one segment runs the
     k unguarded iterations between two flag reads as one launch when it returns True (same
     iterations, same events; one launch instead of k). ``rollback`` saves and restores the buffers of
-    a ``guarded`` loop; a plan with one needs it."""
-    runner = _PlanRunner(launch, read_flag, read_count, launch_batch, rollback)
+    a ``guarded`` loop; a plan with one needs it. ``reads``, when given, gets the flag reads this run
+    makes and acts on, with their scopes (a field capture's decisions: a guarded loop's read of 0 that
+    starts its replay is no decision, the replay's reads are)."""
+    runner = _PlanRunner(launch, read_flag, read_count, launch_batch, rollback, reads=reads)
     runner.run(plan.body)
     return runner.events
 
@@ -486,27 +489,45 @@ class _PlanRunner:
     launch_batch: LaunchBatch | None
     rollback: Rollback | None = None
     events: list[ControlEvent] = field(default_factory=list)
+    reads: list[FlagRead] | None = None
+    prefix: str = ""  # the instance the ops being run belong to (``outer[1]/solve/iter[2]/``), for ``reads``
 
     def run(self, ops: tuple[Op, ...]) -> None:
         for op in ops:
             if isinstance(op, Segment):
                 self.launch(op)
             elif isinstance(op, Repeat):
-                for _ in range(op.times):
-                    self.run(op.body)
+                for k in range(op.times):
+                    self.inside(ids.repetition(self.prefix + ids.last(op.node_id), k), op.body)
             elif isinstance(op, Branch):
-                taken = "then" if int(self.read_flag(op.flag)) else ("else" if op.else_ is not None else "skip")
+                value = int(self.read_flag(op.flag))
+                taken = "then" if value else ("else" if op.else_ is not None else "skip")
+                self.read(op, "cond", value, taken)
                 self.events.append(ControlEvent(op.node_id, "cond", taken))
                 body = op.then if taken == "then" else op.else_
                 if body is not None:
-                    self.run(body)
+                    self.inside(ids.branch(self.prefix + ids.last(op.node_id), taken), body)
             elif op.count is not None:
                 total = max(int(self.read_count(op.count)), 0)
-                for _ in range(total):
-                    self.run(op.body)
+                for k in range(total):
+                    self.iteration(op, k)
                 self.events.append(ControlEvent(op.node_id, "loop", total))
             else:
                 self.run_while(op)
+
+    def inside(self, instance: str, body: tuple[Op, ...]) -> None:
+        outer, self.prefix = self.prefix, f"{instance}/"
+        try:
+            self.run(body)
+        finally:
+            self.prefix = outer
+
+    def iteration(self, op: Iterate, k: int) -> None:
+        self.inside(ids.iteration(self.prefix + ids.last(op.node_id), k), op.body)
+
+    def read(self, op: Branch | Iterate, kind: Literal["cond", "loop"], value: int, outcome: str) -> None:
+        if self.reads is not None:
+            self.reads.append(FlagRead(op.node_id, self.prefix + ids.last(op.node_id), kind, value, outcome))
 
     def run_while(self, op: Iterate) -> None:
         assert op.while_ is not None
@@ -518,23 +539,26 @@ class _PlanRunner:
             group = min(every - done % every, limit - done)  # iterations until the next flag read
             if guard is not None and group > 1:
                 guard.save(op)
-            self.run_group(op, group)
+            self.run_group(op, group, done)
             done += group
             value = int(self.read_flag(op.while_))
             if value and done < limit:
+                self.read(op, "loop", value, "again")
                 continue
             if guard is not None and group > 1 and not value:
                 done = self.replay(op, guard, done - group, group)
+            else:
+                self.read(op, "loop", value, "limit" if value else "done")
             self.events.append(ControlEvent(op.node_id, "loop", done, limit_reached=bool(value)))
             break
 
-    def run_group(self, op: Iterate, group: int) -> None:
+    def run_group(self, op: Iterate, group: int, start: int) -> None:
         """``group`` iterations with no read between them: one batch launch when the caller has one."""
         only = op.body[0] if len(op.body) == 1 and isinstance(op.body[0], Segment) else None
         if group > 1 and only is not None and self.launch_batch is not None and self.launch_batch(only, group):
             return
-        for _ in range(group):
-            self.run(op.body)
+        for i in range(group):
+            self.iteration(op, start + i)
 
     def replay(self, op: Iterate, guard: Rollback, start: int, group: int) -> int:
         """Put back the buffers saved before the last group and run it again reading every iteration:
@@ -542,9 +566,12 @@ class _PlanRunner:
         assert op.while_ is not None
         guard.restore(op)
         for step in range(1, group + 1):
-            self.run(op.body)
-            if not int(self.read_flag(op.while_)):
+            self.iteration(op, start + step - 1)
+            value = int(self.read_flag(op.while_))
+            if not value:
+                self.read(op, "loop", value, "done")
                 return start + step
+            self.read(op, "loop", value, "again")
         raise GuardedLoopReplayError(
             f"guarded loop {op.node_id!r}: its flag read 0 after iteration {start + group}, but replaying "
             f"iterations {start + 1}-{start + group} from the saved buffers never cleared it, so the body is not "
