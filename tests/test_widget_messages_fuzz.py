@@ -149,6 +149,10 @@ _GOOD = {
     "timeout": st.floats(allow_nan=True, allow_infinity=True) | _small,
     # never "check": a checked start runs a child process, seconds per example (test_widget_bounds.py runs it)
     "bounds": st.sampled_from(["trust", "Check", "", "checked"]),
+    # the canvas's edits
+    "position": st.none() | st.lists(st.floats(-1e8, 1e8) | _small, min_size=1, max_size=3),
+    "positions": st.dictionaries(_node, st.lists(st.floats(allow_nan=True) | _small, min_size=2, max_size=2), max_size=3),
+    "guessed": st.lists(_param, max_size=3),
 }
 # Anything: real names of other fields, JSON of random shape, and bigger-than-allowed strings and lists.
 _plausible = st.sampled_from(["init", "step/axpy", "gone", "x", "value", "repetition", "add", "toggle", "", " ", 0, 1, -1])

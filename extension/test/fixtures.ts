@@ -78,7 +78,7 @@ export function sampleGraph(): GraphView {
       bindings: {},
     },
   ];
-  return { name: "g", version: 1, args: [], nodes, body: ["init", "substep", "render"] };
+  return { name: "g", version: 1, args: [], nodes, body: ["init", "substep", "render"], layout: {} };
 }
 
 /** A minimal XML reader giving `ElementLike` trees, enough for Graphviz's SVG output. */
