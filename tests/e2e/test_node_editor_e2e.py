@@ -185,11 +185,12 @@ def test_box_select_delete_undo_and_copy_paste(lab, page, artifacts):
     page.mouse.move(x1, y1)
     page.mouse.up()
     page.keyboard.up("Shift")
-    expect(w.locator(".gl-fnode.gl-selected")).to_have_count(2)
+    expect(w.locator(".gl-fdispatch.gl-selected")).to_have_count(2)
     page.keyboard.press("Delete")
     expect(node(w, "init")).to_have_count(0)
     expect(node(w, "double")).to_have_count(0)
     assert python_value(nb, "ed.history['undo'][-1]") == "delete 2 nodes"
+    w.locator(".gl-flow-canvas").focus()  # the new cell took the focus; give it back to the canvas
     page.keyboard.press("Control+z")
     expect(node(w, "double")).to_be_visible()
     expect(node(w, "init")).to_be_visible()
@@ -201,6 +202,7 @@ def test_box_select_delete_undo_and_copy_paste(lab, page, artifacts):
     expect(node(w, "double#2")).to_be_visible()
     assert python_value(nb, "g.node('double#2').bound") == {"x": "x", "y": "y"}
     # Ctrl+A selects every dispatch; the right-click menu is the canvas's, not JupyterLab's cell menu
+    w.locator(".gl-flow-canvas").focus()
     page.keyboard.press("Control+a")
     expect(w.locator(".gl-fdispatch.gl-selected")).to_have_count(3)
     node(w, "init").click(button="right")

@@ -23,7 +23,7 @@ import {
   type ReactFlowInstance,
   applyNodeChanges,
 } from "@xyflow/react";
-import { type JSX, type KeyboardEvent, type MouseEvent, useEffect, useMemo, useState } from "react";
+import { type JSX, type MouseEvent, useEffect, useMemo, useState } from "react";
 
 import type { Badge } from "../diagnostics";
 import type { DebugMarks } from "../graphView";
@@ -65,7 +65,6 @@ export interface CanvasEvents {
   bind(node: string, param: string, arg: string): void;
   acceptGuess(node: string, param: string | null): void;
   refuse(reason: string): void;
-  key(e: KeyboardEvent<HTMLDivElement>): void;
   contextMenu(target: { kind: "node" | "group" | "canvas"; id: string | null }, at: Point): void;
   /** Start renaming a node in place (double-click, F2). */
   startRename(id: string): void;
@@ -466,7 +465,7 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
     };
 
   return (
-    <div className="gl-flow" onKeyDown={(e) => events.key(e)}>
+    <div className="gl-flow">
       <ReactFlow
         nodes={nodes}
         edges={edges}

@@ -8,7 +8,6 @@
 
 import { type ReactFlowInstance, ReactFlowProvider } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import type { KeyboardEvent } from "react";
 import { type Root, createRoot } from "react-dom/client";
 
 import type { Badge } from "../diagnostics";
@@ -91,7 +90,7 @@ export class FlowCanvas {
   private readonly resize: ResizeObserver;
 
   constructor(private readonly app: CanvasHost) {
-    this.el = h("div", { class: "gl-canvas gl-flow-canvas", tabindex: -1 });
+    this.el = h("div", { class: "gl-canvas gl-flow-canvas", tabindex: 0, "aria-label": "graph canvas" });
     this.host = h("div", { class: "gl-flow-host" });
     this.empty = h("div", { class: "gl-canvas-empty" }, "The graph is empty: add a kernel from the palette.");
     this.pendingStatus = h("div", { class: "gl-pending", role: "status" });
@@ -120,6 +119,13 @@ export class FlowCanvas {
       e.stopPropagation();
     });
     document.addEventListener("pointerdown", this.closeMenuOutside, true);
+    // keys go to the canvas while it has focus: a press anywhere on it (but in a field) gives it focus
+    this.el.addEventListener("pointerdown", (e) => {
+      if (!(e.target instanceof HTMLInputElement || e.target instanceof HTMLButtonElement)) {
+        this.el.focus({ preventScroll: true });
+      }
+    });
+    this.el.addEventListener("keydown", (e) => this.key(e));
     this.resize = new ResizeObserver(() => {
       if ((this.following || !this.fitted) && this.positions.size > 0) this.fit();
     });
@@ -358,7 +364,6 @@ export class FlowCanvas {
       },
       acceptGuess: (node, param) => this.app.edit({ op: "accept_guess", node, param }),
       refuse: (reason) => this.setNote(reason),
-      key: (e) => this.key(e),
       contextMenu: (target, at) => this.openMenu(target, at),
       startRename: (id) => {
         this.renaming = id;
@@ -396,7 +401,7 @@ export class FlowCanvas {
   }
 
   /** The canvas's keys; a key handled here goes no further (not to JupyterLab, not to the app). */
-  private key(e: KeyboardEvent<HTMLDivElement>): void {
+  private key(e: KeyboardEvent): void {
     if (e.target instanceof HTMLInputElement) return;
     const mod = e.ctrlKey || e.metaKey;
     const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
@@ -412,7 +417,7 @@ export class FlowCanvas {
     else if (mod && k === "c") this.copy();
     else if (mod && k === "v") this.paste();
     else if (mod && k === "d") this.duplicate();
-    else if ((k === "Delete" || k === "Backspace") && this.many.length > 1) this.removeSelected();
+    else if ((k === "Delete" || k === "Backspace") && this.many.length > 0) this.removeSelected();
     else if (k === "F2" && this.selectedIds().length === 1) this.events.startRename(this.selectedIds()[0]!);
     else handled = false;
     if (handled) {
@@ -446,7 +451,8 @@ export class FlowCanvas {
   }
 
   private removeSelected(): void {
-    const ids = this.selectedIds();
+    // args are not nodes of the model: a box around dispatches often catches their buffers too
+    const ids = this.selectedIds().filter((id) => this.graph?.nodes.some((n) => n.id === id));
     if (ids.length === 0) return;
     this.many = [];
     this.app.edit({ op: "remove_nodes", nodes: ids });
