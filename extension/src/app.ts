@@ -446,7 +446,16 @@ export class EditorApp implements Actions {
     const after = point.index === null ? (children.at(-1) ?? null) : (children[point.index - 1] ?? null);
     const at = this.canvas.spotFor(after, point.into);
     const position = [Math.round(at.x), Math.round(at.y)];
-    this.edit({ op: "dispatch", kernel: kernel.ref, bindings, guessed, position, into: point.into, index: point.index, name: null });
+    this.edit({
+      op: "dispatch",
+      kernel: kernel.ref,
+      bindings,
+      guessed,
+      position,
+      into: point.into,
+      index: point.index,
+      name: null,
+    });
   }
 
   private childrenOf(id: string): readonly string[] {

@@ -103,6 +103,7 @@ type ArgData = {
 };
 type GroupData = {
   id: string;
+  draggable: boolean;
   title: string;
   kind: string;
   badge: Badge | undefined;
@@ -140,7 +141,15 @@ function RenameBox({ id, name, events }: { id: string; name: string; events: Can
   );
 }
 
-function DebugOverlay({ id, marks, events }: { id: string; marks: DebugMarks; events: CanvasEvents }): JSX.Element | null {
+function DebugOverlay({
+  id,
+  marks,
+  events,
+}: {
+  id: string;
+  marks: DebugMarks;
+  events: CanvasEvents;
+}): JSX.Element | null {
   if (!marks.active) return null;
   const on = marks.breakpoints.has(id);
   const fault = marks.faults.get(id);
@@ -193,7 +202,10 @@ function DispatchNode({ data, selected }: NodeProps<Node<DispatchData>>): JSX.El
   const { id, params, bindings, guessed, marks } = data;
   const tooltip = [
     `${id}`,
-    ...params.map((p) => `${p.name}: ${p.label} \u2190 ${bindings[p.name] ?? "(unbound)"}${guessed.includes(p.name) ? " (guessed)" : ""}`),
+    ...params.map(
+      (p) =>
+        `${p.name}: ${p.label} \u2190 ${bindings[p.name] ?? "(unbound)"}${guessed.includes(p.name) ? " (guessed)" : ""}`,
+    ),
   ].join("\n");
   return (
     <div
@@ -202,7 +214,9 @@ function DispatchNode({ data, selected }: NodeProps<Node<DispatchData>>): JSX.El
       title={tooltip}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-ftitle">{data.renaming ? <RenameBox id={id} name={id.split("/").pop()!} events={data.events} /> : data.title}</div>
+      <div className="gl-ftitle">
+        {data.renaming ? <RenameBox id={id} name={id.split("/").pop()!} events={data.events} /> : data.title}
+      </div>
       {params.length > 0 ? (
         <div className="gl-fports">
           {params.map((p) => (
@@ -232,9 +246,17 @@ function ArgNode({ data, selected }: NodeProps<Node<ArgData>>): JSX.Element {
       title={`${data.name}: ${data.label}`}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-ftitle">{data.renaming ? <RenameBox id={data.id} name={data.name} events={data.events} /> : data.name}</div>
+      <div className="gl-ftitle">
+        {data.renaming ? <RenameBox id={data.id} name={data.name} events={data.events} /> : data.name}
+      </div>
       <div className="gl-ftype">{data.type}</div>
-      <Handle type="source" position={Position.Bottom} id="out" className={`gl-handle ${data.kindClass}`} data-port={`${data.id}.out`} />
+      <Handle
+        type="source"
+        position={Position.Bottom}
+        id="out"
+        className={`gl-handle ${data.kindClass}`}
+        data-port={`${data.id}.out`}
+      />
       <BadgeMark badge={data.badge} />
     </div>
   );
@@ -248,7 +270,9 @@ function GroupNode({ data, selected }: NodeProps<Node<GroupData>>): JSX.Element 
       data-node-id={data.id}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-fgroup-title">{data.renaming ? <RenameBox id={data.id} name={data.id.split("/").pop()!} events={data.events} /> : data.title}</div>
+      <div className="gl-fgroup-title">
+        {data.renaming ? <RenameBox id={data.id} name={data.id.split("/").pop()!} events={data.events} /> : data.title}
+      </div>
       <BadgeMark badge={data.badge} />
       <DebugOverlay id={data.id} marks={data.marks} events={data.events} />
     </div>
@@ -259,7 +283,8 @@ function PendingNode({ data }: NodeProps<Node<PendingData>>): JSX.Element {
   return <div className="gl-pending-node">{data.text}</div>;
 }
 
-const NODE_TYPES = { dispatch: DispatchNode, arg: ArgNode, group: GroupNode, pending: PendingNode };
+// not "group": React Flow styles its own group type (a border and a padding) on top of ours
+const NODE_TYPES = { dispatch: DispatchNode, arg: ArgNode, container: GroupNode, pending: PendingNode };
 
 function groupTitle(node: GraphView["nodes"][number]): string {
   switch (node.kind) {
@@ -290,13 +315,14 @@ export function flowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
     const box = groups.get(node.id)!;
     nodes.push({
       id: node.id,
-      type: "group",
+      type: "container",
       position: { x: box.x, y: box.y },
       draggable: "children" in node && node.children.length === 0,
       selected: selection.has(node.id),
       zIndex: depth(node.id),
       data: {
         id: node.id,
+        draggable: "children" in node && node.children.length === 0,
         title: groupTitle(node),
         kind: node.kind,
         badge: badges.get(node.id),
@@ -424,7 +450,7 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
   const onNodeDragStop = (_e: unknown, _node: Node, dragged: Node[]): void => {
     const positions: Record<string, [number, number]> = {};
     for (const n of dragged) {
-      if (n.type === "group") continue;
+      if (n.type === "container" && !(n.data as GroupData | undefined)?.draggable) continue;
       positions[n.id] = [Math.round(n.position.x), Math.round(n.position.y)];
     }
     if (Object.keys(positions).length > 0) events.place(positions);
@@ -461,7 +487,7 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
       e.preventDefault();
       e.stopPropagation();
       const id = node ? node.id : null;
-      events.contextMenu({ kind: node?.type === "group" ? "group" : kind, id }, { x: e.clientX, y: e.clientY });
+      events.contextMenu({ kind: node?.type === "container" ? "group" : kind, id }, { x: e.clientX, y: e.clientY });
     };
 
   return (
@@ -507,8 +533,14 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
       >
         <Background gap={24} size={1} className="gl-flow-bg" />
         {model.minimap.shown ? (
-          <MiniMap position={model.minimap.corner} className="gl-flow-minimap"
-            style={{ width: 160, height: 110 }} pannable zoomable ariaLabel="overview" />
+          <MiniMap
+            position={model.minimap.corner}
+            className="gl-flow-minimap"
+            style={{ width: 160, height: 110 }}
+            pannable
+            zoomable
+            ariaLabel="overview"
+          />
         ) : null}
       </ReactFlow>
       {model.note !== null ? (

@@ -73,7 +73,11 @@ export function elkGraph(graph: GraphView, sizes: ReadonlyMap<string, Size>): El
     if (node.kind !== "dispatch") continue;
     for (const [param, arg] of Object.entries(node.bindings)) {
       if (arg === null) continue;
-      edges.push({ id: `${argId(arg)}->${node.id}.${param}`, sources: [argId(arg)], targets: [portId(node.id, param)] });
+      edges.push({
+        id: `${argId(arg)}->${node.id}.${param}`,
+        sources: [argId(arg)],
+        targets: [portId(node.id, param)],
+      });
     }
   }
   return { id: "root", layoutOptions: LAYOUT_OPTIONS, children: [...args, ...graph.body.map(build)], edges };

@@ -127,7 +127,8 @@ export class FlowCanvas {
     });
     this.el.addEventListener("keydown", (e) => this.key(e));
     this.resize = new ResizeObserver(() => {
-      if ((this.following || !this.fitted) && this.positions.size > 0) this.fit();
+      // after React Flow has seen the new size too (its own observer runs in the same round)
+      if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fit(), 40);
     });
     this.resize.observe(this.el);
   }
@@ -238,7 +239,9 @@ export class FlowCanvas {
   }
 
   get drawingSize(): { width: number; height: number } {
-    const all = boundsOf([...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })));
+    const all = boundsOf(
+      [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })),
+    );
     return { width: all.width, height: all.height };
   }
 
@@ -433,7 +436,9 @@ export class FlowCanvas {
   }
 
   private copy(): void {
-    this.clipboard = this.selectedIds().filter((id) => this.graph?.nodes.some((n) => n.id === id && n.kind === "dispatch"));
+    this.clipboard = this.selectedIds().filter((id) =>
+      this.graph?.nodes.some((n) => n.id === id && n.kind === "dispatch"),
+    );
   }
 
   private paste(): void {
@@ -465,7 +470,11 @@ export class FlowCanvas {
     if (items.length === 0) return;
     this.menu.replaceChildren(
       ...items.map((item) => {
-        const b = h("button", { type: "button", role: "menuitem", class: "gl-menu-item", "data-action": item.action }, item.label);
+        const b = h(
+          "button",
+          { type: "button", role: "menuitem", class: "gl-menu-item", "data-action": item.action },
+          item.label,
+        );
         b.addEventListener("click", () => {
           this.closeMenu();
           item.run();
@@ -517,7 +526,9 @@ export class FlowCanvas {
           label: "Give value\u2026",
           action: "give-value",
           run: () =>
-            this.app.root().dispatchEvent(new CustomEvent("graphlab:give-value", { bubbles: true, detail: { arg: name } })),
+            this.app
+              .root()
+              .dispatchEvent(new CustomEvent("graphlab:give-value", { bubbles: true, detail: { arg: name } })),
         },
         { label: "Delete arg", action: "delete", run: () => this.app.edit({ op: "remove_arg", arg: name }) },
       ];
@@ -538,7 +549,9 @@ export class FlowCanvas {
         label: "Make loop\u2026",
         action: "make-loop",
         run: () =>
-          this.app.root().dispatchEvent(new CustomEvent("graphlab:make-loop", { bubbles: true, detail: { nodes: chosen } })),
+          this.app
+            .root()
+            .dispatchEvent(new CustomEvent("graphlab:make-loop", { bubbles: true, detail: { nodes: chosen } })),
       },
       { label: "Toggle breakpoint", action: "breakpoint", run: () => this.app.toggleBreakpoint(id) },
     ];

@@ -206,7 +206,12 @@ export function groupBoxes(
     const inner = node.children.map(boxOf).filter((b): b is Box => b !== null);
     if (inner.length === 0) return null;
     const b = boundsOf(inner);
-    const box = { x: b.x - GROUP_PAD, y: b.y - GROUP_TITLE, width: b.width + 2 * GROUP_PAD, height: b.height + GROUP_TITLE + GROUP_PAD };
+    const box = {
+      x: b.x - GROUP_PAD,
+      y: b.y - GROUP_TITLE,
+      width: b.width + 2 * GROUP_PAD,
+      height: b.height + GROUP_TITLE + GROUP_PAD,
+    };
     boxes.set(id, box);
     return box;
   };
