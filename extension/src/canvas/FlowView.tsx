@@ -74,6 +74,8 @@ export interface CanvasEvents {
   ready(instance: ReactFlowInstance): void;
   /** The view was panned or zoomed (`byUser`: by the user, not by Fit). */
   viewportMoved(byUser: boolean): void;
+  /** A click on the overview: centre the view on that point of the drawing. */
+  centerAt(at: Point): void;
 }
 
 type DispatchData = {
@@ -534,6 +536,7 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
         <Background gap={24} size={1} className="gl-flow-bg" />
         {model.minimap.shown ? (
           <MiniMap
+            onClick={(_e, at) => events.centerAt(at)}
             position={model.minimap.corner}
             className="gl-flow-minimap"
             style={{ width: 160, height: 110 }}

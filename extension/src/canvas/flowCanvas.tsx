@@ -21,6 +21,7 @@ import {
   type Box,
   type Corner,
   GAP,
+  GROUP_TITLE,
   type Measure,
   type Point,
   type Size,
@@ -47,6 +48,8 @@ export interface CanvasHost {
 }
 
 const MINIMAP: Size = { width: 160, height: 110 };
+/** The least zoom the canvas picks by itself: the port labels (11 px) stay at least 9 px on screen. */
+const READABLE_ZOOM = 9.2 / 11;
 
 interface MenuItem {
   label: string;
@@ -77,7 +80,9 @@ export class FlowCanvas {
   private pending: { at: Point; text: string } | null = null;
   private note: string | null = null;
   private renaming: string | null = null;
+  /** The Map button: the overview is shown when wanted and some node is out of view. */
   private minimapShown = true;
+  private someOutside = false;
   private corner: Corner = "bottom-right";
   private clipboard: string[] = [];
   private laidOut = false;
@@ -128,7 +133,7 @@ export class FlowCanvas {
     this.el.addEventListener("keydown", (e) => this.key(e));
     this.resize = new ResizeObserver(() => {
       // after React Flow has seen the new size too (its own observer runs in the same round)
-      if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fit(), 40);
+      if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fitView(true), 40);
     });
     this.resize.observe(this.el);
   }
@@ -170,7 +175,7 @@ export class FlowCanvas {
     this.many = this.many.filter((id) => ids.has(id));
     this.render();
     this.app.contentChanged();
-    if (!this.fitted) setTimeout(() => this.fit(), 30);
+    if (!this.fitted || this.following) setTimeout(() => this.fitView(true), 30);
   }
 
   decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
@@ -219,11 +224,36 @@ export class FlowCanvas {
     return this.anchor !== null ? [this.anchor] : [];
   }
 
+  /** Show the whole graph, however small that makes it (the Fit button, F). */
   fit(): void {
+    this.fitView(false);
+  }
+
+  /**
+   * Fit the view to the drawing. `readable` (the view the canvas picks by itself, as the widget opens
+   * or resizes): never below the zoom where the smallest label is 9 px on screen, showing the start
+   * of the program (top left) when the whole does not fit at that zoom.
+   */
+  private fitView(readable: boolean): void {
     if (!this.instance || this.positions.size === 0) return;
     this.fitted = true;
     this.following = true;
-    void this.instance.fitView({ padding: 0.06, minZoom: 0.02, duration: 0 });
+    const pad = 16;
+    const all = boundsOf(
+      [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })),
+    );
+    const box = boundsOf([all, ...this.groups.values()]);
+    const width = this.el.clientWidth;
+    const height = this.el.clientHeight;
+    if (width === 0 || height === 0) return;
+    let zoom = Math.min((width - 2 * pad) / Math.max(box.width, 1), (height - 2 * pad) / Math.max(box.height, 1), 1.5);
+    if (readable) zoom = Math.max(zoom, READABLE_ZOOM);
+    const fitsX = box.width * zoom <= width - 2 * pad;
+    const fitsY = box.height * zoom <= height - 2 * pad;
+    const x = fitsX ? (width - box.width * zoom) / 2 - box.x * zoom : pad - box.x * zoom;
+    const y = fitsY ? (height - box.height * zoom) / 2 - box.y * zoom : pad - box.y * zoom;
+    void this.instance.setViewport({ x, y, zoom }, { duration: 0 });
+    setTimeout(() => this.placeMinimap(), 20);
   }
 
   zoomBy(factor: number): void {
@@ -292,7 +322,7 @@ export class FlowCanvas {
       badges: this.badges,
       marks: this.marks,
       pending: this.pending,
-      minimap: { shown: this.minimapShown, corner: this.corner },
+      minimap: { shown: this.minimapShown && this.someOutside, corner: this.corner },
       note: this.note,
       renaming: this.renaming,
     };
@@ -315,7 +345,7 @@ export class FlowCanvas {
     return (text, font) => {
       if (!context) return text.length * (font === "title" ? 8 : 7);
       context.font = font === "title" ? `600 13px ${family}` : `11px ${family}`;
-      return context.measureText(text).width;
+      return Math.ceil(context.measureText(text).width) + 2; // sub-pixel rounding of the DOM's text
     };
   }
 
@@ -332,10 +362,24 @@ export class FlowCanvas {
     if (box === undefined || box === null) {
       const id = this.anchor ?? this.many[0] ?? null;
       const p = id !== null ? this.positions.get(id) : undefined;
-      const s = id !== null ? (this.sizes.get(id) ?? this.groups.get(id)) : undefined;
-      box = p && s ? this.boxOnScreen({ ...p, width: s.width, height: s.height }) : null;
+      const s = id !== null ? this.sizes.get(id) : undefined;
+      const g = id !== null ? this.groups.get(id) : undefined;
+      if (p && s) box = this.boxOnScreen({ ...p, width: s.width, height: s.height });
+      else if (g)
+        box = this.boxOnScreen({ ...g, height: GROUP_TITLE }); // a group is marked by its title
+      else box = null;
     }
     const canvas = { width: this.el.clientWidth, height: this.el.clientHeight };
+    // the overview is for a drawing larger than the view: with everything in view it only covers nodes
+    const outside = [...this.positions].some(([id, p]) => {
+      const s = this.sizes.get(id);
+      const b = s ? this.boxOnScreen({ ...p, ...s }) : null;
+      return b !== null && (b.x < 0 || b.y < 0 || b.x + b.width > canvas.width || b.y + b.height > canvas.height);
+    });
+    if (outside !== this.someOutside) {
+      this.someOutside = outside;
+      this.render();
+    }
     const corner = minimapCorner(canvas, MINIMAP, box);
     if (corner !== this.corner) {
       this.corner = corner;
@@ -376,7 +420,12 @@ export class FlowCanvas {
       toggleBreakpoint: (id) => this.app.toggleBreakpoint(id),
       ready: (instance) => {
         this.instance = instance;
-        this.fit();
+        this.fitView(true);
+      },
+      centerAt: (at) => {
+        if (!this.instance) return;
+        this.following = false;
+        void this.instance.setCenter(at.x, at.y, { zoom: this.instance.getZoom() });
       },
       viewportMoved: (byUser) => {
         if (byUser) this.following = false;
