@@ -365,8 +365,9 @@ export class FlowCanvas {
       const s = id !== null ? this.sizes.get(id) : undefined;
       const g = id !== null ? this.groups.get(id) : undefined;
       if (p && s) box = this.boxOnScreen({ ...p, width: s.width, height: s.height });
-      else if (g)
-        box = this.boxOnScreen({ ...g, height: GROUP_TITLE }); // a group is marked by its title
+      else if (g) {
+        box = this.boxOnScreen({ ...g, height: GROUP_TITLE });
+      } // a group is marked by its title
       else box = null;
     }
     const canvas = { width: this.el.clientWidth, height: this.el.clientHeight };
