@@ -154,3 +154,20 @@ describe("ELK input", () => {
     expect(at.get("g/a")).toEqual({ x: 110, y: 70 });
   });
 });
+
+describe("ELK input of a large graph", () => {
+  it("leaves the bindings out (each would cross every layer) but keeps program order", () => {
+    const nodes: DispatchView[] = Array.from({ length: 80 }, (_, k) => dispatch(`s${k}`, null, k, { x: "x", y: "y" }));
+    const graph: GraphView = {
+      name: "big",
+      version: 1,
+      args: [arg("x"), arg("y")],
+      nodes,
+      body: nodes.map((n) => n.id),
+      layout: {},
+    };
+    const root = elkGraph(graph, nodeSizes(graph, measure));
+    expect(root.edges!.length).toBe(79);
+    expect(root.edges!.every((e) => e.id.startsWith("order"))).toBe(true);
+  });
+});

@@ -25,7 +25,22 @@ export function portId(node: string, param: string): string {
   return `${node}\u0000${param}`;
 }
 
+/**
+ * Above this many nodes the bindings are left out of ELK's input and the quicker strategies are
+ * used: every binding from an arg (drawn at the top) to a port many layers down becomes a chain of
+ * dummy nodes, one per layer it crosses, which made a 500-dispatch graph take minutes.
+ */
+export const LARGE_GRAPH = 60;
+
+const LARGE_OPTIONS: Record<string, string> = {
+  "elk.layered.thoroughness": "1",
+  "elk.layered.nodePlacement.strategy": "SIMPLE",
+  "elk.layered.considerModelOrder.strategy": "NONE",
+  "elk.layered.crossingMinimization.strategy": "INTERACTIVE",
+};
+
 export function elkGraph(graph: GraphView, sizes: ReadonlyMap<string, Size>): ElkNode {
+  const large = graph.nodes.length > LARGE_GRAPH;
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
   const edges: ElkExtendedEdge[] = [];
   const build = (id: string): ElkNode => {
@@ -69,7 +84,7 @@ export function elkGraph(graph: GraphView, sizes: ReadonlyMap<string, Size>): El
     const size = sizes.get(argId(a.name));
     return { id: argId(a.name), width: size?.width ?? 80, height: size?.height ?? 40 };
   });
-  for (const node of graph.nodes) {
+  for (const node of large ? [] : graph.nodes) {
     if (node.kind !== "dispatch") continue;
     for (const [param, arg] of Object.entries(node.bindings)) {
       if (arg === null) continue;
@@ -80,7 +95,8 @@ export function elkGraph(graph: GraphView, sizes: ReadonlyMap<string, Size>): El
       });
     }
   }
-  return { id: "root", layoutOptions: LAYOUT_OPTIONS, children: [...args, ...graph.body.map(build)], edges };
+  const layoutOptions = large ? { ...LAYOUT_OPTIONS, ...LARGE_OPTIONS } : LAYOUT_OPTIONS;
+  return { id: "root", layoutOptions, children: [...args, ...graph.body.map(build)], edges };
 }
 
 /** Absolute positions of the leaves (dispatches, args, empty containers) from ELK's nested answer. */
