@@ -619,6 +619,11 @@ export class EditorApp implements Actions {
   // --- keyboard ----------------------------------------------------------------------------------
 
   private onKey(e: KeyboardEvent): void {
+    if (e.key === "Escape" && this.toolbar.closeHelp()) {
+      e.preventDefault();
+      e.stopPropagation();
+      return;
+    }
     const inText = isTextTarget(e.target);
     const action = actionFor(e, inText);
     if (action === null) return;

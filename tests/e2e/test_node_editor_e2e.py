@@ -291,3 +291,39 @@ def test_mpm88_fit_at_1280_with_the_file_browser_and_labels_at_1920(lab, page, a
     tops = [next(i["box"][1] for i in labels if i["id"] == k) for k in order]
     assert tops == sorted(tops), f"dispatches are not top to bottom in program order: {tops}"
     nb.shot("node-editor-08-mpm88-1920", w)
+
+
+def test_double_click_renames_the_menu_makes_a_loop_event_and_esc_closes_the_help(lab, page, artifacts):
+    nb, w = open_small(lab, page, artifacts)
+    node(w, "double").dblclick()
+    box = w.locator("[aria-label='new name for double']")
+    expect(box).to_be_focused()
+    box.fill("twice_x")
+    box.press("Enter")
+    expect(node(w, "twice_x")).to_be_visible()
+    assert python_value(nb, "[n.name for n in g.body]") == ["init", "twice_x"]
+
+    # "Make loop..." hands the chosen nodes to the loop form with a DOM event on the widget
+    w.evaluate("w => { window.__glLoop = null; w.addEventListener('graphlab:make-loop', e => { window.__glLoop = e.detail; }); }")
+    node(w, "init").click(button="right")
+    w.locator(".gl-menu [data-action=make-loop]").click()
+    assert page.evaluate("() => window.__glLoop") == {"nodes": ["init"]}
+    expect(w.locator(".gl-menu")).to_be_hidden()
+    # a right-click on the background: the canvas's menu, not JupyterLab's
+    empty = w.locator(".react-flow__pane").evaluate("""pane => { const r = pane.getBoundingClientRect();
+      for (let y = r.top + 40; y < r.bottom; y += 15) for (let x = r.left + 5; x < r.right; x += 15)
+        if (document.elementFromPoint(x, y) === pane) return [x, y];
+      return null; }""")  # fmt: skip
+    page.mouse.click(empty[0], empty[1], button="right")
+    expect(w.locator(".gl-menu [data-action=tidy]")).to_be_visible()
+    expect(page.locator(".lm-Menu")).to_have_count(0)
+    page.keyboard.press("Escape")
+    expect(w.locator(".gl-menu")).to_be_hidden()
+
+    # Esc closes the shortcuts help
+    w.locator(".gl-toolbar button", has_text="?").click()
+    expect(w.locator(".gl-help")).to_be_visible()
+    w.locator(".gl-flow-canvas").focus()
+    page.keyboard.press("Escape")
+    expect(w.locator(".gl-help")).to_be_hidden()
+    nb.shot("node-editor-09-renamed", w)
