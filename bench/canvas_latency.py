@@ -73,13 +73,18 @@ TIMED = """([what]) => new Promise((resolve, reject) => {
   });
   observer.observe(w, {subtree: true, childList: true});
   if (what === 'add') w.querySelector('.gl-kernel-item').click();
-  else w.querySelector('.gl-flow-canvas').dispatchEvent(new KeyboardEvent('keydown', {key: 'z', ctrlKey: true, bubbles: true}));
+  else w.querySelector('.gl-flow-canvas').dispatchEvent(
+    new KeyboardEvent('keydown', {key: 'z', ctrlKey: true, bubbles: true}));
 })"""
+
+COUNT = "() => { window.__glCount = document.querySelectorAll('.gl-editor .gl-fdispatch').length; }"
 
 #: Record requestAnimationFrame deltas until stopped; count main-thread long tasks meanwhile.
 FRAMES_START = """() => {
   const rec = window.__glFrames = {deltas: [], long: 0, on: true};
-  try { new PerformanceObserver((l) => { rec.long += l.getEntries().length; }).observe({type: 'longtask'}); } catch (e) {}
+  try {
+    new PerformanceObserver((l) => { rec.long += l.getEntries().length; }).observe({type: 'longtask'});
+  } catch (e) {}
   let last = performance.now();
   const tick = (t) => { rec.deltas.push(t - last); last = t; if (rec.on) requestAnimationFrame(tick); };
   requestAnimationFrame(tick);
@@ -91,7 +96,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def open_notebook(lab, ctx, tmp: Path, name: str, code: str):  # noqa: ANN001, ANN201 - Playwright objects
+def open_notebook(lab, ctx, tmp: Path, name: str, code: str):  # Playwright objects in, a page and a locator out
     nbformat.write(_notebook(code), lab.root / name)
     page = ctx.new_page()
     page.set_viewport_size({"width": 1600, "height": 1000})
@@ -125,7 +130,7 @@ def main() -> None:
             w.locator("[data-node-id='substep/substep_p2g']").click()
             adds, undos = [], []
             for k in range(options.edits + 2):
-                page.evaluate("() => { window.__glCount = document.querySelectorAll('.gl-editor .gl-fdispatch').length; }")
+                page.evaluate(COUNT)
                 add = float(page.evaluate(TIMED, ["add"]))
                 undo = float(page.evaluate(TIMED, ["undo"]))
                 if k >= 2:  # the first two compile and warm the caches
@@ -150,8 +155,9 @@ def main() -> None:
                 times.append(float(w.locator(".gl-flow-canvas").get_attribute("data-elk-ms")))
                 del before
             long_tasks = page.evaluate("() => { window.__glFrames.on = false; return window.__glFrames.long; }")
-            print(f"ELK layout of 500 dispatches + 20 buffers in the web worker: median {statistics.median(times):.0f} ms, "
-                  f"max {max(times):.0f} ms over {len(times)}; main-thread long tasks during Tidy: {long_tasks}")  # fmt: skip
+            print(f"ELK layout of 500 dispatches + 20 buffers in the web worker: median "
+                  f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms over {len(times)}; "
+                  f"main-thread long tasks during Tidy: {long_tasks}")  # fmt: skip
 
             w.locator("[data-canvas=fit]").click()
             page.wait_for_timeout(300)
