@@ -82,7 +82,9 @@ def open_small(lab, page, artifacts, size=(1600, 1000)) -> tuple[Notebook, Locat
     nb.run_code(SMALL)
     w = nb.widget()
     expect(node(w, "double")).to_be_visible()
+    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
     w.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)  # and the view fitted to it
     return nb, w
 
 
@@ -238,6 +240,7 @@ def test_mpm88_fit_at_1280_with_the_file_browser_and_labels_at_1920(lab, page, a
     nb.run_code(MPM88)
     w = nb.widget()
     expect(node(w, "substep/substep_g2p")).to_be_visible()
+    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
     w.scroll_into_view_if_needed()
     w.locator("[data-canvas=fit]").click()
     page.wait_for_timeout(300)

@@ -89,6 +89,8 @@ export class FlowCanvas {
   private fitted = false;
   /** Fit again when the canvas changes size, until the user pans or zooms (Fit turns it back on). */
   private following = true;
+  /** Whether the user asked for the whole graph (Fit): automatic refits then show it whole too. */
+  private whole = false;
   private disposed = false;
   private elkMs: number | null = null;
   private readonly events: CanvasEvents;
@@ -133,7 +135,7 @@ export class FlowCanvas {
     this.el.addEventListener("keydown", (e) => this.key(e));
     this.resize = new ResizeObserver(() => {
       // after React Flow has seen the new size too (its own observer runs in the same round)
-      if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fitView(true), 40);
+      if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fitView(!this.whole), 40);
     });
     this.resize.observe(this.el);
   }
@@ -175,7 +177,7 @@ export class FlowCanvas {
     this.many = this.many.filter((id) => ids.has(id));
     this.render();
     this.app.contentChanged();
-    if (!this.fitted || this.following) setTimeout(() => this.fitView(true), 30);
+    if (!this.fitted || this.following) setTimeout(() => this.fitView(!this.whole), 30);
   }
 
   decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
@@ -224,8 +226,9 @@ export class FlowCanvas {
     return this.anchor !== null ? [this.anchor] : [];
   }
 
-  /** Show the whole graph, however small that makes it (the Fit button, F). */
+  /** Show the whole graph, however small that makes it (the Fit button, F); refits keep doing so. */
   fit(): void {
+    this.whole = true;
     this.fitView(false);
   }
 
@@ -429,7 +432,7 @@ export class FlowCanvas {
         void this.instance.setCenter(at.x, at.y, { zoom: this.instance.getZoom() });
       },
       viewportMoved: (byUser) => {
-        if (byUser) this.following = false;
+        if (byUser) this.following = this.whole = false;
         this.placeMinimap();
         this.render();
       },
