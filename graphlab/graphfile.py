@@ -31,7 +31,7 @@ from graphlab.fileio import FileTooLargeError, atomic_write_text, read_limited
 from graphlab.graph import Graph, Into, SequenceBuilder
 from graphlab.graphdata import GraphState
 from graphlab.kernels import KernelRegistry, KernelSource
-from graphlab.layout import Layout, position_problem
+from graphlab.layout import Layout, placeable_ids, position_problem
 from graphlab.limits import (
     MAX_ELEMENT_AXES,
     element_dim_problem,
@@ -64,7 +64,7 @@ def to_dict(graph: Graph) -> dict[str, Any]:
 
 def _layout_dict(graph: Graph) -> dict[str, Any]:
     """The ``layout`` section: positions of the nodes that exist (none: no section, as older files had)."""
-    ids = {node_id for node_id, _ in graph.nodes()}
+    ids = placeable_ids(graph)
     positions = {k: [x, y] for k, (x, y) in graph.layout.positions.items() if k in ids}
     return {"layout": positions} if positions else {}
 
@@ -254,11 +254,11 @@ class _Reader:
         return graph
 
     def layout(self, graph: Graph, data: dict[str, Any]) -> Layout:
-        """The optional ``layout`` section: ``{node id: [x, y]}`` for nodes the file defines."""
+        """The optional ``layout`` section: ``{node id: [x, y]}`` for nodes (and ``arg:<name>``) the file defines."""
         section = self.field(data, "layout", "$", dict, optional=True)
         if section is None:
             return Layout()
-        ids = {node_id for node_id, _ in graph.nodes()}
+        ids = placeable_ids(graph)
         for node_id, value in section.items():
             path = f"$.layout[{json.dumps(node_id)}]"
             if node_id not in ids:

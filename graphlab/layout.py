@@ -30,6 +30,14 @@ MAX_COORDINATE = 1e7
 Point = tuple[float, float]
 
 
+def placeable_ids(graph: Any) -> set[str]:
+    """The ids a layout may hold: every node's, and ``arg:<name>`` for each declared arg (drawn as a node).
+
+    ``graph`` is a :class:`graphlab.graphdata.GraphData` (typed loosely: the model imports this module).
+    """
+    return {node_id for node_id, _ in graph.nodes()} | {f"arg:{name}" for name in graph.args}
+
+
 def position_problem(value: Any) -> str | None:
     """Why ``value`` is not a canvas position ``[x, y]`` (two finite numbers), or None when it is one."""
     if not isinstance(value, (list, tuple)) or len(value) != 2:

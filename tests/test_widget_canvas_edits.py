@@ -205,3 +205,15 @@ def test_bad_layout_sections_name_the_json_path(graph, layout, path, needle):
 def test_layout_takes_only_a_layout(graph):
     with pytest.raises(GraphError, match="graphlab.layout.Layout"):
         graph.layout = {"init": (0, 0)}
+
+
+def test_args_are_placed_like_nodes_and_follow_a_rename(ed, tmp_path):
+    assert edit(ed, "place", positions={"arg:x": [7, 8]})["ok"]
+    assert ed.graph["layout"] == {"arg:x": [7.0, 8.0]}
+    assert edit(ed, "rename_arg", arg="x", name="xs")["ok"]
+    assert ed.graph["layout"] == {"arg:xs": [7.0, 8.0]}
+    path = tmp_path / "args.graph.json"
+    ed.model.save(path)
+    assert dict(gl.load(path, kernels=KERNELS).layout.positions) == {"arg:xs": (7.0, 8.0)}
+    reply = edit(ed, "place", positions={"arg:nope": [0, 0]})
+    assert not reply["ok"] and "no node 'arg:nope'" in reply["error"]

@@ -36,6 +36,7 @@ from graphlab.errors import GraphError, GraphlabError
 from graphlab.graph import Graph
 from graphlab.graphdata import GraphChange, GraphState
 from graphlab.kernels import KernelInfo, KernelRegistry, is_kernel
+from graphlab.layout import placeable_ids
 from graphlab.nodes import Dispatch
 from graphlab.render import render
 from graphlab.spec import Arg
@@ -647,6 +648,7 @@ def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
 @_EDITS.on(RenameArgEdit)
 def _rename_arg(edit: RenameArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     graph.rename_arg(edit["arg"], edit["name"])
+    graph.layout = graph.layout.renamed(f"arg:{edit['arg']}", f"arg:{edit['name']}")
     return f"rename arg {edit['arg']} to {edit['name']}", editor.selected or None
 
 
@@ -670,6 +672,7 @@ def _redeclare(edit: RedeclareEdit, editor: GraphEditor, graph: Graph) -> Outcom
 @_EDITS.on(RemoveArgEdit)
 def _remove_arg(edit: RemoveArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     graph.remove_arg(edit["arg"])
+    graph.layout = graph.layout.without([f"arg:{edit['arg']}"])
     return f"delete arg {edit['arg']}", editor.selected or None
 
 
@@ -679,7 +682,7 @@ def _remove_arg(edit: RemoveArgEdit, editor: GraphEditor, graph: Graph) -> Outco
 @_EDITS.on(PlaceEdit)
 def _place(edit: PlaceEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     positions = edit["positions"]
-    ids = {node_id for node_id, _ in graph.nodes()}
+    ids = placeable_ids(graph)
     for node_id in positions:
         if node_id not in ids:
             raise GraphError(f"no node {echo(node_id)} in graph {graph.name!r} to place; the view may be stale")

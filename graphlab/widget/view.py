@@ -127,7 +127,7 @@ def graph_view(graph: Graph) -> dict[str, Any]:
                 walk(view["sequence"], node_id, inner)
 
     walk(None, None, body)
-    ids = {n["id"] for n in nodes}
+    ids = {n["id"] for n in nodes} | {f"arg:{name}" for name in graph.args}
     try:
         inferred = inferred_shapes(graph)
     except Exception:  # the editor must draw even when a kernel's source cannot be read
