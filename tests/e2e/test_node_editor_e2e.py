@@ -334,6 +334,14 @@ def test_double_click_renames_the_menu_makes_a_loop_event_and_esc_closes_the_hel
     page.keyboard.press("Escape")
     expect(w.locator(".gl-menu")).to_be_hidden()
 
+    # Tidy lays everything out again with ELK and stores every position (buffers too), one undo step
+    w.locator("[data-canvas=tidy]").click()
+    expect(w.locator(".gl-pending")).to_be_hidden()
+    nb.wait_idle()
+    layout = python_value(nb, "sorted(g.layout.positions)")
+    assert layout == sorted(["init", "twice_x", "arg:x", "arg:y", "arg:k", "arg:value"]), layout
+    assert python_value(nb, "ed.history['undo'][-1]") == "place 6 nodes"
+
     # Esc closes the shortcuts help
     w.locator(".gl-toolbar button", has_text="?").click()
     expect(w.locator(".gl-help")).to_be_visible()
