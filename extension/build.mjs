@@ -4,9 +4,26 @@
 import { build, context } from "esbuild";
 import { fileURLToPath } from "node:url";
 import { dirname, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outdir = resolve(here, "../graphlab/widget/static");
+
+// ELK runs in a web worker; anywidget loads one file, so the worker's script travels inside the
+// bundle as text (`import source from "elk-worker-source"`) and starts from a Blob URL.
+const elkWorkerSource = {
+  name: "elk-worker-source",
+  setup(b) {
+    b.onResolve({ filter: /^elk-worker-source$/ }, () => ({
+      path: resolve(here, "node_modules/elkjs/lib/elk-worker.min.js"),
+      namespace: "elk-worker",
+    }));
+    b.onLoad({ filter: /.*/, namespace: "elk-worker" }, async (args) => ({
+      contents: await readFile(args.path, "utf8"),
+      loader: "text",
+    }));
+  },
+};
 
 /** @type {import("esbuild").BuildOptions} */
 const options = {
@@ -20,6 +37,9 @@ const options = {
   sourcemap: false,
   legalComments: "none",
   logLevel: "info",
+  jsx: "automatic",
+  define: { "process.env.NODE_ENV": '"production"' },
+  plugins: [elkWorkerSource],
 };
 
 if (process.argv.includes("--watch")) {

@@ -10,19 +10,19 @@
  */
 
 import type { Cleanup, WidgetModel } from "./anywidget";
-import { suggestBindings } from "./bindingFilter";
+import { guessBindings } from "./bindingFilter";
 import { boundsOption } from "./boundsCheck";
 import { DebugBar, TimelineBar } from "./debugPanel";
 import { debugMarks } from "./debugMarks";
 import { argNodeId, badgesByNode } from "./diagnostics";
 import { Listeners, h, isTextTarget } from "./dom";
-import { GraphCanvas, errorText } from "./graphView";
+import { FlowCanvas } from "./canvas/flowCanvas";
+import { errorText } from "./graphView";
 import { GroupForm } from "./groupForm";
 import { type Action, actionFor, keysFor } from "./keymap";
 import { LayoutToggles } from "./layoutToggles";
 import { sequenceNameError } from "./names";
 import { Palette } from "./palette";
-import { pendingAnchor } from "./pendingNode";
 import {
   type ClientMessage,
   type DebugAction,
@@ -84,7 +84,7 @@ export class EditorApp implements Actions {
   private readonly banner: Banner;
   private readonly palette: Palette;
   private readonly layoutToggles: LayoutToggles;
-  private readonly canvas: GraphCanvas;
+  private readonly canvas: FlowCanvas;
   private readonly side: SidePanel;
   private readonly groupForm: GroupForm;
   /** The group edit the name form waits on (its reply closes the form or shows Python's refusal). */
@@ -109,7 +109,7 @@ export class EditorApp implements Actions {
   private rangeEnd: string | null = null;
   /** A front-end failure (Graphviz, a refused undo), shown when the `error` trait is empty. */
   private localError = "";
-  private lastDot: string | null = null;
+  private lastGraph: GraphView | null = null;
   private refreshQueued = false;
   private disposed = false;
   private tab: PanelTab = "node";
@@ -179,17 +179,19 @@ export class EditorApp implements Actions {
     this.banner.el.insertBefore(this.giveValueButton, this.banner.el.lastElementChild);
     this.palette = new Palette(this);
     this.side = new SidePanel(this);
-    this.canvas = new GraphCanvas({
+    this.canvas = new FlowCanvas({
       select: (id, extend) => this.select(id, extend),
-      layoutError: (message) => {
+      edit: (op) => this.edit(op),
+      problem: (message) => {
         this.localError = message ?? "";
         this.showError();
       },
-      wheelZooms: () => this.root.contains(document.activeElement),
-      pressed: () => {
-        if (!this.root.contains(document.activeElement)) this.root.focus({ preventScroll: true });
-      },
       toggleBreakpoint: (id) => this.toggleBreakpoint(id),
+      group: (ids) => this.group(ids),
+      root: () => this.root,
+      contentChanged: () => {
+        if (this.root) this.layoutToggles.followContent(this.root, this.canvas.el, this.canvas.drawingSize.height);
+      },
     });
     this.groupForm = new GroupForm((ids, name) => this.confirmGroup(ids, name));
     this.canvas.el.append(this.groupForm.el);
@@ -331,19 +333,16 @@ export class EditorApp implements Actions {
     this.palette.update(state);
     this.side.update(state);
     this.showError();
-    const dot = state.traits.dot;
-    if (dot !== this.lastDot) {
-      this.lastDot = dot;
-      this.drawn = this.canvas
-        .setDot(dot, state.isDrawn, state.traits.graph.nodes.length === 0)
-        .then(() => {
-          this.layoutToggles.followContent(this.root, this.canvas.el, this.canvas.drawingSize.height);
-          this.decorate(this.state, true);
-        })
-        .catch((err: unknown) => {
-          this.localError = `could not draw the graph: ${errorText(err)}`;
-          this.showError();
-        });
+    const graph = state.traits.graph;
+    if (graph !== this.lastGraph) {
+      this.lastGraph = graph;
+      try {
+        this.canvas.setGraph(graph);
+        this.decorate(state, true);
+      } catch (err: unknown) {
+        this.localError = `could not draw the graph: ${errorText(err)}`;
+        this.showError();
+      }
     } else {
       this.decorate(state);
     }
@@ -443,7 +442,7 @@ export class EditorApp implements Actions {
   edit(op: EditOp): number {
     const request = this.nextRequest++;
     this.busy.set(request, "edit");
-    const at = op.op === "dispatch" ? pendingAnchor(this.state.index, op.into ?? null, op.index ?? null) : undefined;
+    const at = op.op === "dispatch" && op.position ? { x: op.position[0]!, y: op.position[1]! } : undefined;
     this.canvas.setPending(pendingText(op), at);
     this.send({ kind: "edit", request, ...op } as ClientMessage);
     this.refresh();
@@ -497,8 +496,26 @@ export class EditorApp implements Actions {
       return;
     }
     const point = insertionPoint(this.state.index, this.state.anchor);
-    const bindings = suggestBindings(kernel.params, this.state.traits.graph.args);
-    this.edit({ op: "dispatch", kernel: kernel.ref, bindings, into: point.into, index: point.index, name: null });
+    const { bindings, guessed } = guessBindings(kernel.params, this.state.traits.graph.args);
+    const children = point.into === null ? this.state.traits.graph.body : this.childrenOf(point.into);
+    const after = point.index === null ? (children.at(-1) ?? null) : (children[point.index - 1] ?? null);
+    const at = this.canvas.spotFor(after, point.into);
+    const position = [Math.round(at.x), Math.round(at.y)];
+    this.edit({
+      op: "dispatch",
+      kernel: kernel.ref,
+      bindings,
+      guessed,
+      position,
+      into: point.into,
+      index: point.index,
+      name: null,
+    });
+  }
+
+  private childrenOf(id: string): readonly string[] {
+    const node = this.state.index.get(id);
+    return node && node.kind !== "dispatch" ? node.children : [];
   }
 
   /** Ask for the new sequence's name (the form checks it as the model would), then group. */
@@ -524,7 +541,9 @@ export class EditorApp implements Actions {
 
   remove(id: string): void {
     this.rangeEnd = null;
-    this.edit({ op: "remove", node: id });
+    const chosen = this.canvas.selectedIds();
+    if (chosen.length > 1 && chosen.includes(id)) this.edit({ op: "remove_nodes", nodes: chosen });
+    else this.edit({ op: "remove", node: id });
   }
 
   fit(): void {
@@ -678,6 +697,11 @@ export class EditorApp implements Actions {
   // --- keyboard ----------------------------------------------------------------------------------
 
   private onKey(e: KeyboardEvent): void {
+    if (e.key === "Escape" && this.toolbar.closeHelp()) {
+      e.preventDefault();
+      e.stopPropagation();
+      return;
+    }
     const inText = isTextTarget(e.target);
     const action = actionFor(e, inText);
     if (action === null) return;

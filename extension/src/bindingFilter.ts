@@ -63,6 +63,33 @@ export function suggestBindings(params: readonly ParamView[], args: readonly Arg
   return out;
 }
 
+/**
+ * Guessed bindings for a new dispatch, and which parameters were guessed (all that got an arg: the
+ * canvas draws them dashed until accepted). An arg is guessed for at most one parameter, so a guess
+ * never makes two parameters of one dispatch share a buffer (an aliasing error nobody asked for).
+ */
+export function guessBindings(
+  params: readonly ParamView[],
+  args: readonly ArgView[],
+): { bindings: Record<string, string | null>; guessed: string[] } {
+  const bindings: Record<string, string | null> = {};
+  const used = new Set<string>();
+  // parameters with a same-named fitting arg first: `x` keeps `x` even if an earlier parameter could take it
+  const named = new Set(params.filter((p) => args.some((a) => a.name === p.name && bindingProblem(p, a) === null)));
+  for (const param of params) if (named.has(param)) used.add(param.name);
+  for (const param of params) {
+    if (named.has(param)) {
+      bindings[param.name] = param.name;
+      continue;
+    }
+    const fitting = args.filter((arg) => bindingProblem(param, arg) === null);
+    const pick = fitting.length === 1 && !used.has(fitting[0]!.name) ? fitting[0]!.name : null;
+    if (pick !== null) used.add(pick);
+    bindings[param.name] = pick;
+  }
+  return { bindings, guessed: params.filter((p) => bindings[p.name] !== null).map((p) => p.name) };
+}
+
 /** Values for the fields a parameter's annotation leaves open, given by the user. */
 export interface SpecOverrides {
   dtype?: string | null;

@@ -98,6 +98,8 @@ export interface DispatchView extends NodeBase {
   bindings: Record<string, string | null>;
   /** What its kernel draws at random (`ti.random() in init, line 12`); left out when it draws nothing. */
   random?: string;
+  /** Parameters whose binding the editor guessed by type (drawn dashed until accepted); left out when none. */
+  guessed?: string[];
 }
 
 /** A use of a sequence definition, repeated `repeat` times. */
@@ -158,6 +160,8 @@ export interface GraphView {
   nodes: NodeView[];
   /** Ids of the top-level nodes, in order. */
   body: string[];
+  /** Canvas positions `[x, y]` by node id, of the nodes placed so far (`graphlab.model.layout`). */
+  layout: Record<string, number[]>;
 }
 
 /** One entry of the `palette` trait (`graphlab.model.kernels.KernelInfo`). */
@@ -615,6 +619,13 @@ export interface DispatchEdit extends EditBase {
   index?: number | null;
   /** Default: `null`. */
   name?: string | null;
+  /**
+   * Parameters of `bindings` the front-end guessed by type: marked as suggestions, and dropped where
+   * the guess would alias an arg another parameter of the dispatch is bound to. Default: `[]`.
+   */
+  guessed?: string[];
+  /** Where the canvas places the new node (null: the canvas picks a free place). Default: `null`. */
+  position?: number[] | null;
 }
 
 /** `graph.remove(node)` */
@@ -695,6 +706,37 @@ export interface RemoveArgEdit extends EditBase {
   arg: string;
 }
 
+/** Put nodes at canvas positions (a drag, or Tidy storing the whole layout): one undo step. */
+export interface PlaceEdit extends EditBase {
+  op: "place";
+  /** `[x, y]` by node id. */
+  positions: Record<string, number[]>;
+}
+
+/** Delete several nodes in one undo step (a box selection, Delete). */
+export interface RemoveNodesEdit extends EditBase {
+  op: "remove_nodes";
+  nodes: string[];
+}
+
+/** Duplicate nodes with their bindings (copy/paste, duplicate), under unique names. */
+export interface PasteEdit extends EditBase {
+  op: "paste";
+  nodes: string[];
+  /** The container to paste into (null: the top level). Default: `null`. */
+  into?: string | null;
+  /** Position of the first copy there (null: at the end). Default: `null`. */
+  index?: number | null;
+}
+
+/** Accept a binding the editor guessed (`param` null: all of the node's). */
+export interface AcceptGuessEdit extends EditBase {
+  op: "accept_guess";
+  node: string;
+  /** Default: `null`. */
+  param?: string | null;
+}
+
 /** An edit: one call on the graph's editing API, told apart by its `op`. */
 export type EditMessage =
   | DispatchEdit
@@ -708,7 +750,11 @@ export type EditMessage =
   | RenameArgEdit
   | SetRoleEdit
   | RedeclareEdit
-  | RemoveArgEdit;
+  | RemoveArgEdit
+  | PlaceEdit
+  | RemoveNodesEdit
+  | PasteEdit
+  | AcceptGuessEdit;
 
 /**
  * `graph.loop(body, ...)` around `nodes` (consecutive siblings, moved into the new sequence `body`),

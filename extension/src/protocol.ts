@@ -43,7 +43,7 @@ export function parseServerMessage(content: unknown): ServerMessage | null {
 }
 
 /** Empty values for every trait, used until the first sync arrives. */
-export const EMPTY_GRAPH: GraphView = { name: "", version: 0, args: [], nodes: [], body: [] };
+export const EMPTY_GRAPH: GraphView = { name: "", version: 0, args: [], nodes: [], body: [], layout: {} };
 export const EMPTY_HISTORY: HistoryView = { undo: [], redo: [] };
 export const EMPTY_DEBUG: DebugView = {
   session: 0,

@@ -34,7 +34,13 @@ export class Toolbar {
         {},
         SHORTCUTS.flatMap((s) => [h("dt", {}, h("kbd", {}, s.keys)), h("dd", {}, s.label)]),
       ),
-      h("p", { class: "gl-hint" }, "Drag to pan. Once the widget has focus the wheel zooms (Ctrl+wheel always does)."),
+      h(
+        "p",
+        { class: "gl-hint" },
+        "Drag the background to pan, a node to move it, a buffer's handle onto a port to bind it; Shift+drag " +
+          "selects a box. Ctrl+A selects all, Ctrl+C/Ctrl+V copy and paste, Ctrl+D duplicates, right-click " +
+          "opens a menu, Esc closes it (and this help).",
+      ),
     );
     const helpButton = this.listeners.button("?", "Keyboard shortcuts", () => {
       this.help.hidden = !this.help.hidden;
@@ -55,6 +61,13 @@ export class Toolbar {
       helpButton,
       this.help,
     );
+  }
+
+  /** Close the shortcuts help if it is open (Esc); false when it was not. */
+  closeHelp(): boolean {
+    if (this.help.hidden) return false;
+    this.help.hidden = true;
+    return true;
   }
 
   update(state: ViewState): void {

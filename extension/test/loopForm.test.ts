@@ -44,7 +44,7 @@ describe("what the form offers", () => {
   });
   it("suggests a body name no sequence has", () => {
     const graph: GraphView = {
-      name: "g", version: 1, args: [], body: ["s"],
+      name: "g", version: 1, args: [], body: ["s"], layout: {},
       nodes: [{ id: "s", name: "s", parent: null, index: 0, kind: "sequence", sequence: "body", repeat: 1, children: [] }],
     }; // prettier-ignore
     expect(freeName(graph, "body")).toBe("body_2");

@@ -43,7 +43,7 @@ function nested(): GraphView {
     d("outer/inner/c", "outer/inner", 1),
     d("z", null, 1),
   ];
-  return { name: "n", version: 1, args: [], nodes, body: ["outer", "z"] };
+  return { name: "n", version: 1, args: [], nodes, body: ["outer", "z"], layout: {} };
 }
 
 const NESTED_STEPS = [

@@ -22,6 +22,7 @@ from graphlab.core.names import check_name
 from graphlab.core.spec import Arg
 from graphlab.model import locate
 from graphlab.model.kernels import KernelInfo
+from graphlab.model.layout import Layout
 from graphlab.model.nodes import CONTROL, Cond, Dispatch, Loop, Node, children
 from graphlab.model.unroll import GraphSize, Step, measure, unroll
 
@@ -45,6 +46,8 @@ class GraphState:
     args: tuple[Arg, ...]
     body: tuple[Node, ...]
     sequences: tuple[tuple[str, tuple[Node, ...]], ...]
+    layout: Layout = field(default_factory=Layout)
+    """The editor's canvas positions and guessed bindings (:mod:`graphlab.model.layout`): undone with the content."""
 
 
 class GraphData:
@@ -57,6 +60,7 @@ class GraphData:
         self._sequences: dict[str, list[Node]] = {}
         self._observers: list[Callable[[GraphChange], None]] = []
         self.version = 0
+        self._layout = Layout()
         self._cache: dict[str, Any] = {}
         self._names = locate.NameIndex()
         #: The containment graph (:func:`graphlab.model.locate.containment`), kept like the name index: made
@@ -217,6 +221,7 @@ class GraphData:
             tuple(self._args.values()),
             tuple(self._body),
             tuple((name, tuple(body)) for name, body in self._sequences.items()),
+            self._layout,
         )
 
     def restore(self, state: GraphState) -> None:
@@ -226,7 +231,20 @@ class GraphData:
         self._args = {arg.name: arg for arg in state.args}
         self._body = list(state.body)
         self._sequences = {name: list(body) for name, body in state.sequences}
+        self._layout = state.layout
         self._changed("restored")
+
+    @property
+    def layout(self) -> Layout:
+        """Where the editor's canvas draws each node, and its guessed bindings (:mod:`graphlab.model.layout`)."""
+        return self._layout
+
+    @layout.setter
+    def layout(self, value: Layout) -> None:
+        # not an edit of what the graph computes: no version bump, so a drag keeps a debug session going
+        if not isinstance(value, Layout):
+            raise GraphError(f"layout takes a graphlab.model.layout.Layout, got {type(value).__name__}")
+        self._layout = value
 
     def __getstate__(self) -> dict[str, Any]:
         """For pickle and ``copy.deepcopy``: the content and observers, not what is derived from them

@@ -8,7 +8,11 @@ Format ``graphlab.graph/1``::
      "sequences": [{"name": "substep", "body": [<node>, ...]}],
      "body": [{"type": "dispatch", "name": "init", "kernel": "mpm88:init_particles",
                "bindings": {"x": "x", "v": "v"}},
-              {"type": "sequence", "name": "substep", "sequence": "substep", "repeat": 500}]}
+              {"type": "sequence", "name": "substep", "sequence": "substep", "repeat": 500}],
+     "layout": {"init": [0, 0], "substep/p2g": [40, 120]}}
+
+``layout`` (optional; files written before it load without it) holds where the editor's canvas draws
+each node, by node id (:mod:`graphlab.model.layout`); it changes nothing the graph computes.
 
 Kernels are references (``module:qualname``) resolved only against the ``kernels=`` the caller
 passes. Every problem raises :class:`GraphFileError` naming the JSON path.
@@ -37,6 +41,7 @@ from graphlab.core.spec import Arg
 from graphlab.model.graph import Graph, Into, SequenceBuilder
 from graphlab.model.graphdata import GraphState
 from graphlab.model.kernels import KernelRegistry, KernelSource
+from graphlab.model.layout import Layout, placeable_ids, position_problem
 from graphlab.model.nodes import Cond, Dispatch, Loop
 
 FORMAT = "graphlab.graph/1"
@@ -55,7 +60,14 @@ def to_dict(graph: Graph) -> dict[str, Any]:
             {"name": name, "body": [_node_dict(node) for node in body]} for name, body in graph.sequences.items()
         ],
         "body": [_node_dict(node) for node in graph.body],
-    }
+    } | _layout_dict(graph)
+
+
+def _layout_dict(graph: Graph) -> dict[str, Any]:
+    """The ``layout`` section: positions of the nodes that exist (none: no section, as older files had)."""
+    ids = placeable_ids(graph)
+    positions = {k: [x, y] for k, (x, y) in graph.layout.positions.items() if k in ids}
+    return {"layout": positions} if positions else {}
 
 
 def dumps(graph: Graph) -> str:
@@ -252,7 +264,26 @@ class _Reader:
         held = graph.snapshot()
         order = {name: i for i, name in enumerate(bodies)}
         graph.restore(GraphState(held.args, held.body, tuple(sorted(held.sequences, key=lambda s: order[s[0]]))))
+        graph.layout = self.layout(graph, data)
         return graph
+
+    def layout(self, graph: Graph, data: dict[str, Any]) -> Layout:
+        """The optional ``layout`` section: ``{node id: [x, y]}`` for nodes (and ``arg:<name>``) the file defines."""
+        section = self.field(data, "layout", "$", dict, optional=True)
+        if section is None:
+            return Layout()
+        ids = placeable_ids(graph)
+        for node_id, value in section.items():
+            path = f"$.layout[{json.dumps(node_id)}]"
+            if node_id not in ids:
+                known = ", ".join(sorted(ids)[:8]) or "none"
+                raise self.fail(
+                    path, f"no node {node_id!r} in this graph (nodes: {known}); fix the id or delete the entry"
+                )
+            problem = position_problem(value)
+            if problem is not None:
+                raise self.fail(path, f"{problem}; write the position as [x, y]")
+        return Layout(positions={k: (float(v[0]), float(v[1])) for k, v in section.items()})
 
     def body(self, state: _Building, into: Into, nodes: list[Any], path: str, stack: tuple[str, ...]) -> None:
         for i, item in enumerate(nodes):

@@ -33,11 +33,13 @@ import traitlets
 from graphlab.analysis.check import validate
 from graphlab.analysis.render import render
 from graphlab.core.diagnostics import Diagnostic
-from graphlab.core.errors import GraphlabError
+from graphlab.core.errors import GraphError, GraphlabError
 from graphlab.core.spec import Arg
 from graphlab.model.graph import Graph
 from graphlab.model.graphdata import GraphChange, GraphState
 from graphlab.model.kernels import KernelInfo, KernelRegistry, is_kernel
+from graphlab.model.layout import placeable_ids
+from graphlab.model.nodes import Dispatch
 from graphlab.widget.handlers import Handlers, key_of
 from graphlab.widget.history import History
 from graphlab.widget.home import HomeThread, HomeThreadError
@@ -52,6 +54,7 @@ from graphlab.widget.messages import (
 )
 from graphlab.widget.panels import PanelRefusedError, Panels
 from graphlab.widget.protocol import (
+    AcceptGuessEdit,
     ArgSpec,
     DispatchEdit,
     EditMessage,
@@ -61,11 +64,14 @@ from graphlab.widget.protocol import (
     MoveEdit,
     NewArgEdit,
     PanelMessage,
+    PasteEdit,
+    PlaceEdit,
     RebindEdit,
     RedeclareEdit,
     RedoMessage,
     RemoveArgEdit,
     RemoveEdit,
+    RemoveNodesEdit,
     RenameArgEdit,
     RenameEdit,
     SetRepeatEdit,
@@ -521,6 +527,10 @@ _OP_VERB = {
     "remove_arg": "deleting the arg",
     "make_loop": "making the loop",
     "make_cond": "making the conditional",
+    "place": "placing",
+    "remove_nodes": "deleting",
+    "paste": "pasting",
+    "accept_guess": "accepting the guessed binding",
 }
 
 
@@ -554,7 +564,35 @@ _EDITS: Handlers[EditMessage | StructureEdit, [GraphEditor, Graph], Outcome] = H
 def _dispatch(edit: DispatchEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     info = editor._resolve(edit["kernel"])
     node_id = graph.insert(info, index=edit["index"], into=edit["into"], name=edit["name"], bindings=edit["bindings"])
+    _mark_guesses(graph, node_id, edit["guessed"])
+    if edit["position"] is not None:
+        graph.layout = graph.layout.placed({node_id: edit["position"]})
     return f"add {node_id}", node_id
+
+
+def _mark_guesses(graph: Graph, node_id: str, guessed: list[str]) -> None:
+    """Mark the guessed bindings of a new dispatch, unbinding a guess that would alias another parameter's
+    arg (the user never asked for two parameters of one kernel to share a buffer; GL012)."""
+    node = graph.node(node_id)
+    if not guessed or not isinstance(node, Dispatch):
+        return
+    bound = node.bound
+    uses: dict[str, int] = {}
+    for arg in bound.values():
+        if arg is not None:
+            uses[arg] = uses.get(arg, 0) + 1
+    kept = []
+    for param in guessed:
+        arg = bound.get(param)
+        if arg is None:
+            continue
+        if uses[arg] > 1:
+            graph.rebind(node_id, param, None)
+            uses[arg] -= 1
+        else:
+            kept.append(param)
+    if kept:
+        graph.layout = graph.layout.guess(node_id, kept)
 
 
 @_EDITS.on(RemoveEdit)
@@ -562,6 +600,7 @@ def _remove(edit: RemoveEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     node_id = edit["node"]
     after = editor._neighbour(node_id)
     graph.remove(node_id)
+    graph.layout = graph.layout.without([node_id])
     return f"delete {node_id}", after
 
 
@@ -576,6 +615,7 @@ def _move(edit: MoveEdit, editor: GraphEditor, graph: Graph) -> Outcome:
 def _rebind(edit: RebindEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     node_id, param, arg = edit["node"], edit["param"], edit["arg"]
     graph.rebind(node_id, param, arg)
+    graph.layout = graph.layout.accepted(node_id, param)  # bound by hand: no longer a guess
     return (f"bind {node_id}.{param} to {arg}" if arg else f"unbind {node_id}.{param}"), node_id
 
 
@@ -583,6 +623,7 @@ def _rebind(edit: RebindEdit, editor: GraphEditor, graph: Graph) -> Outcome:
 def _rename(edit: RenameEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     node_id = edit["node"]
     new_id = graph.rename(node_id, edit["name"])
+    graph.layout = graph.layout.renamed(node_id, new_id)
     return f"rename {node_id} to {edit['name']}", new_id
 
 
@@ -596,6 +637,8 @@ def _set_repeat(edit: SetRepeatEdit, editor: GraphEditor, graph: Graph) -> Outco
 def _group(edit: GroupEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     nodes = edit["nodes"]
     new_id = graph.group(nodes, edit["name"], repeat=edit["repeat"])
+    for node_id in nodes:  # the grouped nodes keep their places inside the new sequence
+        graph.layout = graph.layout.renamed(node_id, f"{new_id}/{node_id.rsplit('/', 1)[-1]}")
     return f"group {len(nodes)} node(s) into {edit['name']}", new_id
 
 
@@ -615,6 +658,7 @@ def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
 @_EDITS.on(RenameArgEdit)
 def _rename_arg(edit: RenameArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     graph.rename_arg(edit["arg"], edit["name"])
+    graph.layout = graph.layout.renamed(f"arg:{edit['arg']}", f"arg:{edit['name']}")
     return f"rename arg {edit['arg']} to {edit['name']}", editor.selected or None
 
 
@@ -638,6 +682,7 @@ def _redeclare(edit: RedeclareEdit, editor: GraphEditor, graph: Graph) -> Outcom
 @_EDITS.on(RemoveArgEdit)
 def _remove_arg(edit: RemoveArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     graph.remove_arg(edit["arg"])
+    graph.layout = graph.layout.without([f"arg:{edit['arg']}"])
     return f"delete arg {edit['arg']}", editor.selected or None
 
 
@@ -652,6 +697,75 @@ def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome
 def _make_cond(edit: MakeCondEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     cond_id = make_cond(graph, edit, editor.graph)
     return f"make conditional {cond_id} on {edit['flag']}", cond_id
+# The canvas's edits (direct manipulation): each is one undo step.
+
+
+@_EDITS.on(PlaceEdit)
+def _place(edit: PlaceEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    positions = edit["positions"]
+    ids = placeable_ids(graph)
+    for node_id in positions:
+        if node_id not in ids:
+            raise GraphError(f"no node {echo(node_id)} in graph {graph.name!r} to place; the view may be stale")
+    graph.layout = graph.layout.placed(positions)
+    what = next(iter(positions)) if len(positions) == 1 else f"{len(positions)} nodes"
+    return f"place {what}", editor.selected or None
+
+
+@_EDITS.on(RemoveNodesEdit)
+def _remove_nodes(edit: RemoveNodesEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    nodes = list(dict.fromkeys(edit["nodes"]))
+    if not nodes:
+        raise GraphError("no nodes given to delete; select one or more nodes first")
+    # a node inside another one deleted goes with it
+    outer = [n for n in nodes if not any(n.startswith(o + "/") for o in nodes if o != n)]
+    after = editor._neighbour(outer[-1])
+    for node_id in outer:
+        graph.remove(node_id)
+    graph.layout = graph.layout.without(outer)
+    gone = set(outer)
+    if after is not None and any(after == o or after.startswith(o + "/") for o in gone):
+        after = None
+    label = f"delete {outer[0]}" if len(outer) == 1 else f"delete {len(outer)} nodes"
+    return label, after
+
+
+@_EDITS.on(PasteEdit)
+def _paste(edit: PasteEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    nodes = list(dict.fromkeys(edit["nodes"]))
+    if not nodes:
+        raise GraphError("nothing to paste: copy one or more dispatches first")
+    index = edit["index"]
+    made: list[str] = []
+    for offset, node_id in enumerate(nodes):
+        node = graph.node(node_id)
+        if not isinstance(node, Dispatch):
+            raise GraphError(
+                f"node {node_id!r} is a {type(node).__name__.lower()}, and paste copies dispatches; "
+                "select the dispatches inside it instead"
+            )
+        at = None if index is None else index + offset
+        made.append(graph.insert(node.kernel, index=at, into=edit["into"], name=node.name, bindings=node.bound))
+    placed = {}
+    for source, copy in zip(nodes, made):  # a copy lands beside its original, which stays where it is
+        where = graph.layout.positions.get(source)
+        if where is not None:
+            placed[copy] = [where[0] + 40.0, where[1] + 40.0]
+    graph.layout = graph.layout.placed(placed)
+    label = f"paste {made[0]}" if len(made) == 1 else f"paste {len(made)} nodes"
+    return label, made[-1]
+
+
+@_EDITS.on(AcceptGuessEdit)
+def _accept_guess(edit: AcceptGuessEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    node_id, param = edit["node"], edit["param"]
+    guessed = graph.layout.guessed.get(node_id, frozenset())
+    if param is not None and param not in guessed:
+        raise GraphError(
+            f"{node_id}.{param} holds no guessed binding (guessed: {', '.join(sorted(guessed)) or 'none'})"
+        )
+    graph.layout = graph.layout.accepted(node_id, param)
+    return f"accept {node_id}.{param}" if param else f"accept the bindings of {node_id}", node_id
 
 
 _EDITS.complete()

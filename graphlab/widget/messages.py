@@ -33,6 +33,7 @@ from typing import Annotated, Any, Literal, NamedTuple, Union, cast, get_args, g
 
 from graphlab.core.errors import GraphlabError
 from graphlab.core.names import MAX_NAME_LENGTH
+from graphlab.model.layout import MAX_COORDINATE, position_problem
 from graphlab.widget import protocol
 from graphlab.widget.protocol import OPERATION_FIELDS, ClientMessage, Default, NotRequired
 
@@ -155,6 +156,20 @@ def _tolerance(value: Any) -> bool:
     return 0 <= value <= MAX_TOLERANCE  # NaN fails both; an infinity fails the bound
 
 
+def _position(value: Any) -> bool:
+    return position_problem(value) is None
+
+
+def _positions(value: Any) -> bool:
+    return (
+        isinstance(value, dict) and len(value) <= MAX_NODES and all(_id(k) and _position(v) for k, v in value.items())
+    )
+
+
+def _name_list(value: Any) -> bool:
+    return isinstance(value, list) and len(value) <= MAX_NODES and all(_name(v) for v in value)
+
+
 _NAME = f"(at most {MAX_NAME} characters)"
 _ID = f"(at most {MAX_ID:,} characters)"
 _TEXT = f"(at most {MAX_TEXT:,} characters)"
@@ -207,6 +222,9 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "against": (_text, f"an arch name or the folder of an exported module {_TEXT}"),
     "rtol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
     "atol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
+    "guessed": (_name_list, f"a list of parameter names {_NAME}"),
+    "position": (_position, f"a canvas position [x, y], finite numbers at most {MAX_COORDINATE:g} from 0"),
+    "positions": (_positions, f"an object {{node id: [x, y]}} (at most {MAX_NODES:,} nodes)"),
     "timeout": (lambda v: 0 < v <= MAX_COMPARE_TIMEOUT, f"seconds, a number > 0 and at most {MAX_COMPARE_TIMEOUT:g}"),
     # the loop form and the values panel
     "body": (_name, f"a new sequence name {_NAME}"),

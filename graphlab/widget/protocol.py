@@ -113,6 +113,10 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "SetRoleEdit",
     "RedeclareEdit",
     "RemoveArgEdit",
+    "PlaceEdit",
+    "RemoveNodesEdit",
+    "PasteEdit",
+    "AcceptGuessEdit",
     "EditMessage",
     "MakeLoopEdit",
     "MakeCondEdit",
@@ -223,6 +227,8 @@ class DispatchView(NodeBase):
     """Parameter name -> bound arg name (null: unbound), in parameter order."""
     random: NotRequired[str]
     """What its kernel draws at random (``ti.random() in init, line 12``); left out when it draws nothing."""
+    guessed: NotRequired[list[str]]
+    """Parameters whose binding the editor guessed by type (drawn dashed until accepted); left out when none."""
 
 
 class SequenceView(NodeBase):
@@ -291,6 +297,8 @@ class GraphView(TypedDict):
     """Every node, depth first in program order."""
     body: list[str]
     """Ids of the top-level nodes, in order."""
+    layout: dict[str, list[float]]
+    """Canvas positions ``[x, y]`` by node id, of the nodes placed so far (``graphlab.model.layout``)."""
 
 
 class KernelView(TypedDict):
@@ -761,6 +769,11 @@ class DispatchEdit(EditBase):
     into: NotRequired[Annotated[str | None, Default(None)]]
     index: NotRequired[Annotated[int | None, Default(None)]]
     name: NotRequired[Annotated[str | None, Default(None)]]
+    guessed: NotRequired[Annotated[list[str], Default([])]]
+    """Parameters of ``bindings`` the front-end guessed by type: marked as suggestions, and dropped where
+    the guess would alias an arg another parameter of the dispatch is bound to."""
+    position: NotRequired[Annotated[list[float] | None, Default(None)]]
+    """Where the canvas places the new node (null: the canvas picks a free place)."""
 
 
 class RemoveEdit(EditBase):
@@ -850,6 +863,43 @@ class RemoveArgEdit(EditBase):
     arg: str
 
 
+# --- the canvas's edits (direct manipulation on the node editor) ---
+
+
+class PlaceEdit(EditBase):
+    """Put nodes at canvas positions (a drag, or Tidy storing the whole layout): one undo step."""
+
+    op: Literal["place"]
+    positions: dict[str, list[float]]
+    """``[x, y]`` by node id."""
+
+
+class RemoveNodesEdit(EditBase):
+    """Delete several nodes in one undo step (a box selection, Delete)."""
+
+    op: Literal["remove_nodes"]
+    nodes: list[str]
+
+
+class PasteEdit(EditBase):
+    """Duplicate nodes with their bindings (copy/paste, duplicate), under unique names."""
+
+    op: Literal["paste"]
+    nodes: list[str]
+    into: NotRequired[Annotated[str | None, Default(None)]]
+    """The container to paste into (null: the top level)."""
+    index: NotRequired[Annotated[int | None, Default(None)]]
+    """Position of the first copy there (null: at the end)."""
+
+
+class AcceptGuessEdit(EditBase):
+    """Accept a binding the editor guessed (``param`` null: all of the node's)."""
+
+    op: Literal["accept_guess"]
+    node: str
+    param: NotRequired[Annotated[str | None, Default(None)]]
+
+
 EditMessage = (
     DispatchEdit
     | RemoveEdit
@@ -863,6 +913,10 @@ EditMessage = (
     | SetRoleEdit
     | RedeclareEdit
     | RemoveArgEdit
+    | PlaceEdit
+    | RemoveNodesEdit
+    | PasteEdit
+    | AcceptGuessEdit
 )
 """An edit: one call on the graph's editing API, told apart by its ``op``."""
 

@@ -80,7 +80,7 @@ def graph_view(graph: Graph) -> dict[str, Any]:
     >>> import graphlab as gl
     >>> g = gl.Graph("empty")
     >>> graph_view(g)
-    {'name': 'empty', 'version': 0, 'args': [], 'nodes': [], 'body': []}
+    {'name': 'empty', 'version': 0, 'args': [], 'nodes': [], 'body': [], 'layout': {}}
     """
     nodes: list[dict[str, Any]] = []
     body: list[str] = []
@@ -103,6 +103,9 @@ def graph_view(graph: Graph) -> dict[str, Any]:
                     "params": [param_view(p) for p in node.kernel.params],
                     "bindings": node.bound,
                 }
+                guessed = graph.layout.guessed.get(node_id)
+                if guessed:  # drawn as suggestions until accepted (graphlab.model.layout)
+                    view["guessed"] = [p.name for p in node.kernel.params if p.name in guessed]
                 drawn = _draws(node)
                 if drawn:  # the side panel says so; the drawing marks it (graphlab.analysis.render)
                     view["random"] = drawn
@@ -126,6 +129,7 @@ def graph_view(graph: Graph) -> dict[str, Any]:
                 walk(view["sequence"], node_id, inner)
 
     walk(None, None, body)
+    ids = {n["id"] for n in nodes} | {f"arg:{name}" for name in graph.args}
     try:
         inferred = inferred_shapes(graph)
     except Exception:  # the editor must draw even when a kernel's source cannot be read
@@ -136,4 +140,5 @@ def graph_view(graph: Graph) -> dict[str, Any]:
         "args": [arg_view(a, inferred.get(a.name)) for a in graph.args.values()],
         "nodes": nodes,
         "body": body,
+        "layout": {k: [x, y] for k, (x, y) in graph.layout.positions.items() if k in ids},
     }

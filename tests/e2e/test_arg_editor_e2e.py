@@ -29,10 +29,10 @@ def test_click_a_buffer_rename_it_change_it_and_see_a_bound_delete_refused(lab, 
     w.scroll_into_view_if_needed()
 
     # a click on the buffer selects it and opens its editor
-    w.locator("svg.gl-svg g.node[id='arg:tmp']").click()
+    w.locator("[data-node-id='arg:tmp']").click()
     editor = w.locator(".gl-arg-editor [data-arg='tmp']")
     expect(editor).to_be_visible()
-    expect(w.locator("svg.gl-svg g.node[id='arg:tmp']")).to_have_class(re.compile(r"\bgl-selected\b"))
+    expect(w.locator("[data-node-id='arg:tmp']")).to_have_class(re.compile(r"\bgl-selected\b"))
     expect(editor.locator(".gl-arg-uses li")).to_have_text(["step/smooth.dst", "step/copy_back.src"])
     nb.shot("arg-01-buffer-clicked", w)
 
@@ -40,9 +40,9 @@ def test_click_a_buffer_rename_it_change_it_and_see_a_bound_delete_refused(lab, 
     name = w.locator("[aria-label='arg name']")
     name.fill("scratch")
     name.press("Enter")
-    expect(w.locator("svg.gl-svg g.node[id='arg:scratch']")).to_have_count(1)
-    expect(w.locator("svg.gl-svg g.node[id='arg:scratch'] text").first).to_contain_text("scratch")
-    expect(w.locator("svg.gl-svg g.node[id='arg:tmp']")).to_have_count(0)
+    expect(w.locator("[data-node-id='arg:scratch']")).to_have_count(1)
+    expect(w.locator("[data-node-id='arg:scratch'] .gl-ftitle").first).to_contain_text("scratch")
+    expect(w.locator("[data-node-id='arg:tmp']")).to_have_count(0)
     expect(w.locator(".gl-arg-editor [data-arg='scratch']")).to_be_visible()
     nb.shot("arg-02-renamed", w)
     assert python_value(nb, "list(g.args)") == ["x", "scratch", "k"]
@@ -71,7 +71,7 @@ def test_click_a_buffer_rename_it_change_it_and_see_a_bound_delete_refused(lab, 
     message = w.locator(".gl-arg-message.gl-arg-error")
     expect(message).to_contain_text("deleting the arg refused: arg 'scratch' is still bound at step/smooth.dst")
     expect(message).to_contain_text("unbind it first")
-    expect(w.locator("svg.gl-svg g.node[id='arg:scratch']")).to_have_count(1)
+    expect(w.locator("[data-node-id='arg:scratch']")).to_have_count(1)
     nb.shot("arg-03-delete-refused", w)
     assert python_value(nb, "[list(g.args), g.version]") == [["x", "scratch", "k"], version]
 
@@ -88,7 +88,7 @@ def test_click_a_buffer_rename_it_change_it_and_see_a_bound_delete_refused(lab, 
     # while a debug session runs, a click on a buffer still inspects it, its editor over the values
     w.locator("[data-debug=start]").click()
     expect(w.locator(".gl-timeline")).to_be_visible(timeout=120_000)  # the session compiles its kernels first
-    w.locator("svg.gl-svg g.node[id='arg:x']").click()
+    w.locator("[data-node-id='arg:x']").click()
     expect(w.locator(".gl-inspect")).to_have_attribute("data-buffer", "x")
     expect(w.locator(".gl-tab-page[data-tab=inspect] .gl-arg-editor [data-arg='x']")).to_be_visible()
     nb.shot("arg-04-debugging-editor-and-inspect", w)

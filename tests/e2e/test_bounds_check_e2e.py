@@ -54,7 +54,7 @@ def test_debug_with_check_bounds_first_shows_the_out_of_bounds_index(lab, page, 
     nb.run_all()
     assert nb.errors() == []
     w = nb.widget()
-    expect(w.locator("svg.gl-svg g.node[id='shift']")).to_have_count(1, timeout=120_000)
+    expect(w.locator("[data-node-id='shift']")).to_have_count(1, timeout=120_000)
     w.scroll_into_view_if_needed()
 
     option = w.locator(".gl-debug-bar .gl-check-bounds-input")

@@ -25,42 +25,50 @@ ed = gl.editor(mpm88_graph(m, substeps=8))
 ed
 """
 
-#: Per node of the drawing: its id, its shape's screen box, and each text line's screen box and whether
-#: the widget squeezed it (``textLength``: the fallback for a browser without the layout's font).
-_NODES = """(svg) => [...svg.querySelectorAll('g.node')].map(g => {
-  const shape = g.querySelector(':is(polygon, path, ellipse):not(.gl-badge *, .gl-dbg)');
-  const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-  return {id: g.id, shape: box(shape),
-          texts: [...g.querySelectorAll('text:not(.gl-badge *, .gl-dbg)')].map(t => ({text: t.textContent, box: box(t), squeezed: t.hasAttribute('textLength')}))};
+#: Per node of the drawing: its id, its box on screen, and each text's box on screen, its size in px on
+#: screen, and whether it had to be cut (its text wider than its box: the node was sized without
+#: measuring the label in the browser's font).
+_NODES = """(w) => [...w.querySelectorAll('.gl-fnode[data-node-id]')].map(el => {
+  const box = (r) => [r.left, r.top, r.right, r.bottom];
+  const scale = el.getBoundingClientRect().width / el.offsetWidth;
+  return {id: el.dataset.nodeId, shape: box(el.getBoundingClientRect()),
+          texts: [...el.querySelectorAll('.gl-ftitle, .gl-ftype')].map(t => {
+            const range = document.createRange(); range.selectNodeContents(t);
+            return {text: t.textContent, box: box(range.getBoundingClientRect()),
+                    px: parseFloat(getComputedStyle(t).fontSize) * scale, squeezed: t.scrollWidth > t.clientWidth};
+          })};
 })"""
+
+#: The box on screen of everything drawn (the union of the nodes' boxes).
+_DRAWING = """(w) => { const rs = [...w.querySelectorAll('.react-flow__node')].map(n => n.getBoundingClientRect());
+  const x0 = Math.min(...rs.map(r => r.left)), y0 = Math.min(...rs.map(r => r.top));
+  const x1 = Math.max(...rs.map(r => r.right)), y1 = Math.max(...rs.map(r => r.bottom));
+  return {x: x0, y: y0, width: x1 - x0, height: y1 - y0}; }"""
 
 
 def drawing_box(w: Locator) -> dict[str, float]:
-    return w.locator("svg.gl-svg").evaluate("svg => { const r = svg.getBoundingClientRect(); "
-                                            "return {width: r.width, height: r.height}; }")  # fmt: skip
+    return w.evaluate(_DRAWING)
 
 
 def wait_width(w: Locator, compare: str, width: float) -> None:
     """Wait until the drawing's on-screen width compares (``>`` or ``<``) with ``width``: no fixed sleeps."""
-    svg = w.locator("svg.gl-svg").element_handle()
-    w.page.wait_for_function(f"([svg, width]) => svg.getBoundingClientRect().width {compare} width",
-                             arg=[svg, width], timeout=10_000)  # fmt: skip
+    w.page.wait_for_function(f"([w, width]) => ({_DRAWING})(w).width {compare} width",
+                             arg=[w.element_handle(), width], timeout=10_000)  # fmt: skip
 
 
 def check_readable_and_in_order(w: Locator) -> list[dict]:
-    nodes = w.locator("svg.gl-svg").evaluate(_NODES)
+    nodes = w.evaluate(_NODES)
     assert {n["id"] for n in nodes} >= {"arg:x", "arg:grid_v", "substep/substep_p2g"}
     for node in nodes:
         x0, y0, x1, y1 = node["shape"]
         for text in node["texts"]:
             tx0, ty0, tx1, ty1 = text["box"]
-            assert ty1 - ty0 >= 9, f"{node['id']}: label {text['text']!r} is {ty1 - ty0:.1f} px tall"
+            assert text["px"] >= 9, f"{node['id']}: label {text['text']!r} is {text['px']:.1f} px"
             assert x0 <= tx0 and tx1 <= x1 and y0 <= ty0 and ty1 <= y1, (
                 f"{node['id']}: label {text['text']!r} {text['box']} spills out of its shape {node['shape']}"
             )
-            # Graphviz measured the label in the font the browser draws (DejaVu Sans, on Debian): it
-            # fits as laid out, with room to spare, and nothing had to be squeezed
-            assert not text["squeezed"], f"{node['id']}: label {text['text']!r} had to be squeezed to fit"
+            # the node was sized from the label measured in the font the browser draws: nothing is cut
+            assert not text["squeezed"], f"{node['id']}: label {text['text']!r} had to be cut to fit"
             assert tx0 - x0 >= 3 and x1 - tx1 >= 3, f"{node['id']}: {text['text']!r} leaves no margin in its shape"
     numbered = {}
     for node in nodes:
@@ -81,7 +89,7 @@ def test_mpm88_is_readable_in_program_order_and_follows_the_window(lab, page, ar
     nb.open(lab.notebook_url("quickstart.ipynb"))
     nb.run_code(MPM88_EDITOR)
     w = nb.widget()
-    expect(w.locator("svg.gl-svg g.node[id='substep/substep_g2p']")).to_have_count(1)
+    expect(w.locator("[data-node-id='substep/substep_g2p']")).to_have_count(1)
     w.scroll_into_view_if_needed()
     page.wait_for_timeout(300)
     check_readable_and_in_order(w)
@@ -117,7 +125,7 @@ def test_mpm88_is_readable_in_program_order_and_follows_the_window(lab, page, ar
     # new node is selected
     w.locator("[data-layout=palette]").click()
     w.locator("[data-layout=side]").click()
-    w.locator("svg.gl-svg g.node[id='substep/substep_p2g']").click()
+    w.locator("[data-node-id='substep/substep_p2g']").click()
     expect(w.locator(".gl-node-editor [data-node='substep/substep_p2g']")).to_be_visible()
     during = w.evaluate("""w => {
       w.querySelector('.gl-kernel-item').click();  // same task: the reply cannot have come yet
@@ -162,18 +170,18 @@ def test_export_from_an_editor_without_values_uses_the_debug_sessions_values(lab
     nb.open(lab.notebook_url("quickstart.ipynb"))
     nb.run_code(SQUARES_EDITOR)
     w = nb.widget()
-    expect(w.locator("svg.gl-svg g.node[id='square']")).to_have_count(1)
+    expect(w.locator("[data-node-id='square']")).to_have_count(1)
     # the widget's height follows its small drawing (it was a fixed 620 px), and shows it whole
     page.wait_for_function("w => w.style.height !== ''", arg=w.element_handle())
     assert 320 <= w.evaluate("w => w.offsetHeight") < 620
-    svg, canvas = w.locator("svg.gl-svg").bounding_box(), w.locator(".gl-canvas").bounding_box()
+    svg, canvas = drawing_box(w), w.locator(".gl-canvas").bounding_box()
     assert canvas["y"] <= svg["y"] and svg["y"] + svg["height"] <= canvas["y"] + canvas["height"]
     nb.run_code("s = ed2.debug(x=np.zeros(16, np.float32), y=np.zeros(16, np.float32), scale=0.5)")
     expect(w.locator(".gl-timeline")).to_be_visible()
 
     # a click on a buffer's node while debugging inspects it
     w.scroll_into_view_if_needed()
-    w.locator("svg.gl-svg g.node[id='arg:y']").click()
+    w.locator("[data-node-id='arg:y']").click()
     expect(w.locator(".gl-inspect")).to_have_attribute("data-buffer", "y")
 
     w.locator("[data-open=export]").click()
@@ -196,7 +204,7 @@ def test_the_new_arg_form_declares_a_shape(lab, page, artifacts):
         "g3 = gl.Graph('shaped')\ng3.dispatch(fill, name='fill')\ned3 = gl.editor(g3)\ned3"
     )
     w = nb.widget()
-    w.locator("svg.gl-svg g.node[id='fill']").click()
+    w.locator("[data-node-id='fill']").click()
     w.locator("[aria-label='arg for x']").select_option(label="\uff0b new arg from annotation\u2026")
     w.locator("[aria-label='shape']").fill("n")  # one entry for a 2-d arg: refused, nothing declared
     w.locator(".gl-new-arg button", has_text="Create").click()

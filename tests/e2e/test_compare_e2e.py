@@ -63,9 +63,9 @@ def test_compare_with_vulkan_marks_the_diverging_node(lab, page, artifacts):
     book.run_all()
     assert book.errors() == []
     w = book.widget()
-    expect(w.locator("svg.gl-svg")).to_be_visible()
+    expect(w.locator(".react-flow")).to_be_visible()
     w.scroll_into_view_if_needed()
-    expect(w.locator("g.node.gl-diverged")).to_have_count(0)
+    expect(w.locator(".gl-fnode.gl-diverged")).to_have_count(0)
 
     w.locator("[data-debug=start]").click()
     expect(w.locator(".gl-timeline")).to_be_visible()
@@ -101,9 +101,9 @@ def test_compare_with_vulkan_marks_the_diverging_node(lab, page, artifacts):
     expect(result).to_contain_text("rounds[0]/wobble")
     expect(result).to_have_attribute("data-node", "rounds/wobble")
     # the diverging node is marked on the graph, and the session stands before it
-    expect(w.locator("g.node.gl-diverged")).to_have_count(1)
-    expect(w.locator("g.node.gl-diverged[id='rounds/wobble']")).to_have_count(1)
-    expect(w.locator("g.node.gl-current[id='rounds/wobble']")).to_have_count(1)
+    expect(w.locator(".gl-fnode.gl-diverged")).to_have_count(1)
+    expect(w.locator(".gl-diverged[data-node-id='rounds/wobble']")).to_have_count(1)
+    expect(w.locator(".gl-current[data-node-id='rounds/wobble']")).to_have_count(1)
     expect(w.locator(".gl-timeline-label")).to_have_text(re.compile(r"step 1/6 . next rounds\[0\]/wobble"))
     assert python_value(book, "ed.session.position.step_id") == "rounds[0]/wobble"
     assert python_value(book, "ed.session.compare_pid('vulkan')") == pid  # the prepared process ran it

@@ -91,7 +91,7 @@ def test_first_debug_after_an_edit_on_a_fresh_kernel_starts_the_debugger(lab, pa
         w.locator("[data-layout=palette]").click()
     expect(w.locator(".gl-palette")).to_be_visible()
     w.locator(".gl-kernel-item[data-ref$=':fill']").click()
-    expect(w.locator("svg.gl-svg g.node[id='fill']")).to_have_count(1)
+    expect(w.locator("[data-node-id='fill']")).to_have_count(1)
     nb.shot("fresh-kernel-01-kernel-added", w)
 
     # click Debug: until the session is there, the widget says it is starting (read in the click's

@@ -57,9 +57,9 @@ def test_the_widget_draws_in_notebook_7(notebook7, page, artifacts):
     nb.run_all()
     assert nb.errors() == []
     w = nb.widget()
-    expect(w.locator("svg.gl-svg g.node[id='steps/saxpy']")).to_have_count(1)
-    expect(w.locator("svg.gl-svg g.node[id='steps/again']")).to_have_count(1)
+    expect(w.locator("[data-node-id='steps/saxpy']")).to_have_count(1)
+    expect(w.locator("[data-node-id='steps/again']")).to_have_count(1)
     nb.shot("20-notebook7-widget", w)
 
     nb.run_code("g.dispatch(doc_kernels.fill, x='x', value='a')")
-    expect(w.locator("svg.gl-svg g.node[id='fill']")).to_have_count(1)
+    expect(w.locator("[data-node-id='fill']")).to_have_count(1)

@@ -47,7 +47,7 @@ def test_open_in_tab_shows_a_second_live_view(lab, page, artifacts):
     nb.open(lab.notebook_url("quickstart.ipynb"))
     nb.run_code(EDITOR)
     in_cell = page.locator(".jp-Notebook .gl-editor").last
-    expect(in_cell.locator("svg.gl-svg g.node[id='twice']")).to_have_count(1)
+    expect(in_cell.locator("[data-node-id='twice']")).to_have_count(1)
 
     button = in_cell.locator("[data-layout=tab]")
     expect(button).to_be_visible()
@@ -57,23 +57,23 @@ def test_open_in_tab_shows_a_second_live_view(lab, page, artifacts):
     expect(tab).to_have_count(1)
     in_tab = page.locator(".gl-own-tab .gl-editor")
     expect(in_tab).to_have_count(1)
-    expect(in_tab.locator("svg.gl-svg g.node[id='twice']")).to_have_count(1)
-    expect(in_tab.locator("svg.gl-svg g.node[id='arg:x']")).to_have_count(1)
-    assert in_tab.locator("svg.gl-svg").bounding_box()["width"] > 50, "the graph is not drawn in the tab"
+    expect(in_tab.locator("[data-node-id='twice']")).to_have_count(1)
+    expect(in_tab.locator("[data-node-id='arg:x']")).to_have_count(1)
+    assert in_tab.locator("[data-node-id='twice']").bounding_box()["width"] > 50, "the graph is not drawn in the tab"
     room = page.locator(".gl-own-tab .jp-LinkedOutputView").bounding_box()
     assert in_tab.bounding_box()["height"] >= 0.9 * room["height"], "the editor should fill its tab"
     expect(in_tab.locator("[data-layout=tab]")).to_be_hidden()  # the tab's own view offers no tab again
     nb.shot("own-tab-01-opened")
 
     # an edit in the tab's view (delete 'twice') shows in the notebook's view
-    in_tab.locator("svg.gl-svg g.node[id='twice']").click()
+    in_tab.locator("[data-node-id='twice']").click()
     in_tab.locator(".gl-node-editor button", has_text="Delete").click()
-    expect(in_cell.locator("svg.gl-svg g.node[id='twice']")).to_have_count(0)
-    expect(in_tab.locator("svg.gl-svg g.node[id='twice']")).to_have_count(0)
+    expect(in_cell.locator("[data-node-id='twice']")).to_have_count(0)
+    expect(in_tab.locator("[data-node-id='twice']")).to_have_count(0)
     # and one in the notebook's view (undo) shows in the tab's
     in_cell.locator(".gl-btn", has_text="Undo").click()
-    expect(in_tab.locator("svg.gl-svg g.node[id='twice']")).to_have_count(1)
-    expect(in_cell.locator("svg.gl-svg g.node[id='twice']")).to_have_count(1)
+    expect(in_tab.locator("[data-node-id='twice']")).to_have_count(1)
+    expect(in_cell.locator("[data-node-id='twice']")).to_have_count(1)
     nb.shot("own-tab-02-edits-synced")
     page.locator(".lm-TabBar-tab", has_text="quickstart.ipynb").click()  # the notebook's kernel, for python_value
     assert python_value(nb, "[n.name for n in tabbed.body]") == ["fill", "twice"]
@@ -87,7 +87,7 @@ def test_notebook_7_offers_no_tab(notebook7, browser_context, artifacts):  # noq
     nb.open(f"{notebook7.url}/notebooks/smoke.ipynb?token={notebook7.token}")
     nb.run_all()
     w = nb.widget()
-    expect(w.locator("svg.gl-svg g.node[id='steps/saxpy']")).to_have_count(1)
+    expect(w.locator("[data-node-id='steps/saxpy']")).to_have_count(1)
     # laid out and drawn: the widget has asked for a host by now (its first layout), and none answered
     expect(w.locator("[data-layout=maximise]")).to_be_visible()
     expect(w.locator("[data-layout=tab]")).to_be_hidden()

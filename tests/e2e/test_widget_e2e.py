@@ -31,7 +31,7 @@ def test_quickstart_edit_step_inspect_break_and_export(lab, page, artifacts):
     nb.run_all()
     assert nb.errors() == []
     w = nb.widget()
-    expect(w.locator("svg.gl-svg")).to_be_visible()
+    expect(w.locator(".react-flow")).to_be_visible()
     w.scroll_into_view_if_needed()
     nb.shot("01-quickstart-ran", w)
 
@@ -75,7 +75,7 @@ def test_quickstart_edit_step_inspect_break_and_export(lab, page, artifacts):
     w.locator(".gl-tab[data-tab=debug]").click()
     w.locator("[data-debug=continue]").click()
     expect(w.locator(".gl-stop")).to_have_attribute("data-reason", "breakpoint")
-    expect(w.locator("g.node.gl-current[id='step/copy_back']")).to_have_count(1)
+    expect(w.locator(".gl-current[data-node-id='step/copy_back']")).to_have_count(1)
     expect(w.locator(".gl-bp-list li[data-breakpoint='step/copy_back']")).to_contain_text("1 hit")
     nb.shot("04-breakpoint", w)
     assert python_value(nb, "ed.session.position.step_id") == "step[1]/copy_back"
@@ -102,7 +102,7 @@ def test_mpm88_debug_notebook_shows_the_nan_in_the_grid(lab, page, artifacts):
     w = page.locator(".gl-editor").first
     w.scroll_into_view_if_needed()
     expect(w.locator(".gl-stop")).to_have_attribute("data-reason", "nonfinite")
-    expect(w.locator("g.node.gl-nonfinite")).to_have_count(1)
+    expect(w.locator(".gl-fnode.gl-nonfinite")).to_have_count(1)
     w.locator(".gl-tab[data-tab=inspect]").click()
     inspect = w.locator(".gl-inspect")
     expect(inspect).to_have_attribute("data-buffer", "grid_v")

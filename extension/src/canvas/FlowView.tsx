@@ -1,0 +1,556 @@
+/**
+ * The node editor drawn with React Flow: args (buffers, scalars) and dispatches as nodes, each
+ * dispatch's parameters as typed ports, bindings as edges (dashed while guessed), sequences, loops,
+ * conditionals and branches as groups around what they hold. Every node, port, edge and group
+ * carries `data-node-id` / `data-port` / `data-edge` / `data-group` with the model's ids.
+ *
+ * It draws what `CanvasModel` says and reports what the user does through `CanvasEvents`; it keeps
+ * no graph state of its own besides a drag in progress.
+ */
+
+import {
+  Background,
+  type Connection,
+  type Edge,
+  type FinalConnectionState,
+  Handle,
+  MiniMap,
+  type Node,
+  type NodeChange,
+  type NodeProps,
+  Position,
+  ReactFlow,
+  type ReactFlowInstance,
+  applyNodeChanges,
+} from "@xyflow/react";
+import { type JSX, type MouseEvent, useEffect, useMemo, useState } from "react";
+
+import type { Badge } from "../diagnostics";
+import type { DebugMarks } from "../graphView";
+import type { GraphView, ParamView } from "../protocol";
+import {
+  type Box,
+  type Corner,
+  type Point,
+  type Size,
+  argId,
+  dispatchTitle,
+  programNumbers,
+  shortType,
+} from "./geometry";
+import { kindClass, portProblem } from "./ports";
+
+export interface CanvasModel {
+  graph: GraphView;
+  positions: ReadonlyMap<string, Point>;
+  sizes: ReadonlyMap<string, Size>;
+  groups: ReadonlyMap<string, Box>;
+  selection: ReadonlySet<string>;
+  badges: ReadonlyMap<string, Badge>;
+  marks: DebugMarks;
+  /** The dashed box of a dispatch being added, and its text. */
+  pending: { at: Point; text: string } | null;
+  minimap: { shown: boolean; corner: Corner };
+  /** A refusal to show beside the canvas (a port that cannot take an arg), or null. */
+  note: string | null;
+  /** The node being renamed in place, or null. */
+  renaming: string | null;
+}
+
+export interface CanvasEvents {
+  select(id: string | null, extend: boolean): void;
+  /** Nodes selected together (a box, Ctrl+A), beside the `selected` trait's one. */
+  selectMany(ids: string[]): void;
+  place(positions: Record<string, [number, number]>): void;
+  bind(node: string, param: string, arg: string): void;
+  acceptGuess(node: string, param: string | null): void;
+  refuse(reason: string): void;
+  contextMenu(target: { kind: "node" | "group" | "canvas"; id: string | null }, at: Point): void;
+  /** Start renaming a node in place (double-click, F2). */
+  startRename(id: string): void;
+  /** The new name typed in place, or null: cancelled. */
+  rename(id: string, name: string | null): void;
+  toggleBreakpoint(id: string): void;
+  ready(instance: ReactFlowInstance): void;
+  /** The view was panned or zoomed (`byUser`: by the user, not by Fit). */
+  viewportMoved(byUser: boolean): void;
+  /** A click on the overview: centre the view on that point of the drawing. */
+  centerAt(at: Point): void;
+}
+
+type DispatchData = {
+  id: string;
+  title: string;
+  params: ParamView[];
+  bindings: Record<string, string | null>;
+  guessed: string[];
+  badge: Badge | undefined;
+  marks: DebugMarks;
+  renaming: boolean;
+  events: CanvasEvents;
+  width: number;
+  height: number;
+};
+type ArgData = {
+  id: string;
+  name: string;
+  type: string;
+  label: string;
+  kindClass: string;
+  badge: Badge | undefined;
+  renaming: boolean;
+  events: CanvasEvents;
+  width: number;
+  height: number;
+};
+type GroupData = {
+  id: string;
+  draggable: boolean;
+  title: string;
+  kind: string;
+  badge: Badge | undefined;
+  marks: DebugMarks;
+  renaming: boolean;
+  events: CanvasEvents;
+  width: number;
+  height: number;
+};
+type PendingData = { text: string };
+
+function BadgeMark({ badge }: { badge: Badge | undefined }): JSX.Element | null {
+  if (!badge) return null;
+  return (
+    <span className={`gl-badge gl-badge-${badge.severity}`} title={badge.text}>
+      {badge.count > 9 ? "9+" : badge.count}
+    </span>
+  );
+}
+
+function RenameBox({ id, name, events }: { id: string; name: string; events: CanvasEvents }): JSX.Element {
+  return (
+    <input
+      className="gl-rename nodrag"
+      aria-label={`new name for ${id}`}
+      defaultValue={name}
+      autoFocus
+      onKeyDown={(e) => {
+        e.stopPropagation();
+        if (e.key === "Enter") events.rename(id, e.currentTarget.value);
+        if (e.key === "Escape") events.rename(id, null);
+      }}
+      onBlur={() => events.rename(id, null)}
+    />
+  );
+}
+
+function DebugOverlay({
+  id,
+  marks,
+  events,
+}: {
+  id: string;
+  marks: DebugMarks;
+  events: CanvasEvents;
+}): JSX.Element | null {
+  if (!marks.active) return null;
+  const on = marks.breakpoints.has(id);
+  const fault = marks.faults.get(id);
+  const time = marks.times.get(id);
+  return (
+    <>
+      <button
+        type="button"
+        className={`gl-dbg gl-bp-dot nodrag${on ? " gl-bp-on" : ""}`}
+        data-bp-node={id}
+        title={on ? `Breakpoint: stops before ${id} (click to remove)` : `Click to stop before ${id}`}
+        onClick={(e) => {
+          e.stopPropagation();
+          events.toggleBreakpoint(id);
+        }}
+      />
+      {fault ? (
+        <span className="gl-dbg gl-fault-mark" title={fault}>
+          {"\u2716"}
+        </span>
+      ) : null}
+      {marks.diverged?.[0] === id ? (
+        <span className="gl-dbg gl-diverged-mark" title={marks.diverged[1]}>
+          {"\u2260"}
+        </span>
+      ) : null}
+      {time ? (
+        <span className="gl-dbg gl-time" title={time[1]}>
+          {time[0]}
+        </span>
+      ) : null}
+    </>
+  );
+}
+
+function markClasses(id: string, marks: DebugMarks): string {
+  if (!marks.active) return "";
+  return [
+    id === marks.current ? "gl-current" : "",
+    marks.faults.has(id) ? "gl-fault" : "",
+    id === marks.nonfinite ? "gl-nonfinite" : "",
+    marks.breakpoints.has(id) ? "gl-has-bp" : "",
+    id === marks.diverged?.[0] ? "gl-diverged" : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+function DispatchNode({ data, selected }: NodeProps<Node<DispatchData>>): JSX.Element {
+  const { id, params, bindings, guessed, marks } = data;
+  const tooltip = [
+    `${id}`,
+    ...params.map(
+      (p) =>
+        `${p.name}: ${p.label} \u2190 ${bindings[p.name] ?? "(unbound)"}${guessed.includes(p.name) ? " (guessed)" : ""}`,
+    ),
+  ].join("\n");
+  return (
+    <div
+      className={`gl-fnode gl-fdispatch ${selected ? "gl-selected" : ""} ${markClasses(id, marks)} ${data.badge ? `gl-sev-${data.badge.severity}` : ""}`}
+      data-node-id={id}
+      title={tooltip}
+      style={{ width: data.width, height: data.height }}
+    >
+      <div className="gl-ftitle">
+        {data.renaming ? <RenameBox id={id} name={id.split("/").pop()!} events={data.events} /> : data.title}
+      </div>
+      {params.length > 0 ? (
+        <div className="gl-fports">
+          {params.map((p) => (
+            <div
+              key={p.name}
+              className={`gl-fport ${kindClass(p.kind)}${bindings[p.name] ? " gl-bound" : ""}${guessed.includes(p.name) ? " gl-guessed" : ""}`}
+              data-port={`${id}.${p.name}`}
+              title={`${p.name}: ${p.label}${bindings[p.name] ? ` \u2190 ${bindings[p.name]}` : " (unbound: drag a buffer here)"}`}
+            >
+              <Handle type="target" position={Position.Top} id={p.name} className={`gl-handle ${kindClass(p.kind)}`} />
+              {p.name}
+            </div>
+          ))}
+        </div>
+      ) : null}
+      <BadgeMark badge={data.badge} />
+      <DebugOverlay id={id} marks={marks} events={data.events} />
+    </div>
+  );
+}
+
+function ArgNode({ data, selected }: NodeProps<Node<ArgData>>): JSX.Element {
+  return (
+    <div
+      className={`gl-fnode gl-farg ${selected ? "gl-selected" : ""} ${data.badge ? `gl-sev-${data.badge.severity}` : ""}`}
+      data-node-id={data.id}
+      title={`${data.name}: ${data.label}`}
+      style={{ width: data.width, height: data.height }}
+    >
+      <div className="gl-ftitle">
+        {data.renaming ? <RenameBox id={data.id} name={data.name} events={data.events} /> : data.name}
+      </div>
+      <div className="gl-ftype">{data.type}</div>
+      <Handle
+        type="source"
+        position={Position.Bottom}
+        id="out"
+        className={`gl-handle ${data.kindClass}`}
+        data-port={`${data.id}.out`}
+      />
+      <BadgeMark badge={data.badge} />
+    </div>
+  );
+}
+
+function GroupNode({ data, selected }: NodeProps<Node<GroupData>>): JSX.Element {
+  return (
+    <div
+      className={`gl-fgroup gl-fgroup-${data.kind} ${selected ? "gl-selected" : ""} ${markClasses(data.id, data.marks)}`}
+      data-group={data.id}
+      data-node-id={data.id}
+      style={{ width: data.width, height: data.height }}
+    >
+      <div className="gl-fgroup-title">
+        {data.renaming ? <RenameBox id={data.id} name={data.id.split("/").pop()!} events={data.events} /> : data.title}
+      </div>
+      <BadgeMark badge={data.badge} />
+      <DebugOverlay id={data.id} marks={data.marks} events={data.events} />
+    </div>
+  );
+}
+
+function PendingNode({ data }: NodeProps<Node<PendingData>>): JSX.Element {
+  return <div className="gl-pending-node">{data.text}</div>;
+}
+
+// not "group": React Flow styles its own group type (a border and a padding) on top of ours
+const NODE_TYPES = { dispatch: DispatchNode, arg: ArgNode, container: GroupNode, pending: PendingNode };
+
+function groupTitle(node: GraphView["nodes"][number]): string {
+  switch (node.kind) {
+    case "sequence":
+      return node.repeat > 1 ? `${node.name} \u00d7${node.repeat}` : node.name;
+    case "loop":
+      return node.while !== null
+        ? `${node.name}: while ${node.while}${node.max_iter !== null ? ` (max ${node.max_iter})` : ""}`
+        : `${node.name}: \u00d7${node.count}`;
+    case "cond":
+      return `${node.name}: if ${node.flag}`;
+    case "branch":
+      return node.name;
+    default:
+      return node.name;
+  }
+}
+
+/** React Flow's nodes for the model: groups first (drawn beneath), then args and dispatches. */
+export function flowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
+  const { graph, positions, sizes, groups, selection, badges, marks } = model;
+  const numbers = programNumbers(graph);
+  const nodes: Node[] = [];
+  const depth = (id: string): number => id.split("/").length;
+  const containers = graph.nodes.filter((n) => n.kind !== "dispatch" && groups.has(n.id));
+  containers.sort((a, b) => depth(a.id) - depth(b.id));
+  for (const node of containers) {
+    const box = groups.get(node.id)!;
+    nodes.push({
+      id: node.id,
+      type: "container",
+      position: { x: box.x, y: box.y },
+      draggable: "children" in node && node.children.length === 0,
+      selected: selection.has(node.id),
+      zIndex: depth(node.id),
+      data: {
+        id: node.id,
+        draggable: "children" in node && node.children.length === 0,
+        title: groupTitle(node),
+        kind: node.kind,
+        badge: badges.get(node.id),
+        marks,
+        renaming: model.renaming === node.id,
+        events,
+        width: box.width,
+        height: box.height,
+      } satisfies GroupData,
+      width: box.width,
+      height: box.height,
+    });
+  }
+  for (const arg of graph.args) {
+    const id = argId(arg.name);
+    const at = positions.get(id);
+    const size = sizes.get(id);
+    if (!at || !size) continue;
+    nodes.push({
+      id,
+      type: "arg",
+      position: at,
+      ...size,
+      selected: selection.has(id),
+      zIndex: 1000,
+      data: {
+        id,
+        name: arg.name,
+        type: shortType(arg),
+        label: arg.label,
+        kindClass: kindClass(arg.kind),
+        badge: badges.get(id),
+        renaming: model.renaming === id,
+        events,
+        ...size,
+      } satisfies ArgData,
+    });
+  }
+  for (const node of graph.nodes) {
+    if (node.kind !== "dispatch") continue;
+    const at = positions.get(node.id);
+    const size = sizes.get(node.id);
+    if (!at || !size) continue;
+    nodes.push({
+      id: node.id,
+      type: "dispatch",
+      position: at,
+      ...size,
+      selected: selection.has(node.id),
+      zIndex: 1000,
+      data: {
+        id: node.id,
+        title: dispatchTitle(numbers.get(node.id), node.name),
+        params: node.params,
+        bindings: node.bindings,
+        guessed: node.guessed ?? [],
+        badge: badges.get(node.id),
+        marks,
+        renaming: model.renaming === node.id,
+        events,
+        ...size,
+      } satisfies DispatchData,
+    });
+  }
+  if (model.pending) {
+    nodes.push({
+      id: "\u0000pending",
+      type: "pending",
+      position: model.pending.at,
+      width: 150,
+      height: 40,
+      draggable: false,
+      selectable: false,
+      zIndex: 1001,
+      data: { text: model.pending.text } satisfies PendingData,
+    });
+  }
+  return nodes;
+}
+
+/** One edge per bound parameter: from the arg's node to the dispatch's port. */
+export function flowEdges(graph: GraphView, events: CanvasEvents): Edge[] {
+  const edges: Edge[] = [];
+  const declared = new Set(graph.args.map((a) => a.name));
+  for (const node of graph.nodes) {
+    if (node.kind !== "dispatch") continue;
+    const kinds = new Map(node.params.map((p) => [p.name, p.kind]));
+    for (const [param, arg] of Object.entries(node.bindings)) {
+      if (arg === null || !declared.has(arg)) continue;
+      const id = `${argId(arg)}->${node.id}.${param}`;
+      const guessed = (node.guessed ?? []).includes(param);
+      edges.push({
+        id,
+        source: argId(arg),
+        sourceHandle: "out",
+        target: node.id,
+        targetHandle: param,
+        className: `gl-fedge ${kindClass(kinds.get(param) ?? "unknown")}${guessed ? " gl-guessed" : ""}`,
+        domAttributes: { "data-edge": id } as Edge["domAttributes"],
+        ariaLabel: `${arg} \u2192 ${node.id}.${param}${guessed ? " (guessed: click to accept)" : ""}`,
+        data: { guessed, node: node.id, param, events },
+        zIndex: 999,
+      });
+    }
+  }
+  return edges;
+}
+
+export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
+  const initial = useMemo(() => flowNodes(model, events), [model, events]);
+  const edges = useMemo(() => flowEdges(model.graph, events), [model.graph, events]);
+  const [nodes, setNodes] = useState<Node[]>(initial);
+  useEffect(() => setNodes(initial), [initial]);
+
+  const onNodesChange = (changes: NodeChange[]): void => {
+    setNodes((current) => applyNodeChanges(changes, current));
+    const chosen = changes.filter((c) => c.type === "select");
+    if (chosen.length > 0) {
+      const after = applyNodeChanges(chosen, nodes);
+      const ids = after.filter((n) => n.selected && n.type !== "pending").map((n) => n.id);
+      if (ids.length > 1) events.selectMany(ids);
+    }
+  };
+
+  const onNodeDragStop = (_e: unknown, _node: Node, dragged: Node[]): void => {
+    const positions: Record<string, [number, number]> = {};
+    for (const n of dragged) {
+      if (n.type === "container" && !(n.data as GroupData | undefined)?.draggable) continue;
+      positions[n.id] = [Math.round(n.position.x), Math.round(n.position.y)];
+    }
+    if (Object.keys(positions).length > 0) events.place(positions);
+  };
+
+  const isValidConnection = (c: Connection | Edge): boolean =>
+    portProblem(model.graph, c.source, c.target, c.targetHandle ?? "") === null;
+
+  const onConnect = (c: Connection): void => {
+    const problem = portProblem(model.graph, c.source, c.target, c.targetHandle ?? "");
+    if (problem !== null) events.refuse(problem);
+    else events.bind(c.target, c.targetHandle ?? "", c.source.slice("arg:".length));
+  };
+
+  const onConnectEnd = (e: globalThis.MouseEvent | TouchEvent, state: FinalConnectionState): void => {
+    if (state.isValid || !state.fromNode) return;
+    // the port under the pointer: React Flow does not snap to a port that refuses the connection
+    let target: [string, string] | null = state.toHandle ? [state.toHandle.nodeId, state.toHandle.id ?? ""] : null;
+    if (target === null) {
+      const point = "changedTouches" in e ? e.changedTouches[0] : e;
+      const under = point ? document.elementFromPoint(point.clientX, point.clientY) : null;
+      const port = under?.closest<HTMLElement>("[data-port]")?.dataset.port;
+      const dot = port ? port.lastIndexOf(".") : -1;
+      if (port && dot > 0) target = [port.slice(0, dot), port.slice(dot + 1)];
+    }
+    if (target === null) return;
+    const problem = portProblem(model.graph, state.fromNode.id, target[0], target[1]);
+    if (problem !== null) events.refuse(problem);
+  };
+
+  const menu =
+    (kind: "node" | "group" | "canvas") =>
+    (e: MouseEvent | globalThis.MouseEvent, node?: Node): void => {
+      e.preventDefault();
+      e.stopPropagation();
+      const id = node ? node.id : null;
+      events.contextMenu({ kind: node?.type === "container" ? "group" : kind, id }, { x: e.clientX, y: e.clientY });
+    };
+
+  return (
+    <div className="gl-flow">
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={NODE_TYPES}
+        onNodesChange={onNodesChange}
+        onNodeDragStop={onNodeDragStop}
+        onNodeClick={(e, node) => {
+          if (node.type === "pending") return;
+          events.select(node.id, e.shiftKey);
+        }}
+        onNodeDoubleClick={(e, node) => {
+          e.stopPropagation();
+          if (node.type !== "pending") events.startRename(node.id);
+        }}
+        onPaneClick={() => events.select(null, false)}
+        onEdgeClick={(_e, edge) => {
+          const data = edge.data as { guessed: boolean; node: string; param: string } | undefined;
+          if (data?.guessed) events.acceptGuess(data.node, data.param);
+        }}
+        onNodeContextMenu={menu("node")}
+        onPaneContextMenu={menu("canvas")}
+        onSelectionContextMenu={(e, selected) => menu("node")(e, selected[0])}
+        isValidConnection={isValidConnection}
+        onConnect={onConnect}
+        onConnectEnd={onConnectEnd}
+        onInit={(instance) => events.ready(instance as unknown as ReactFlowInstance)}
+        onMoveEnd={(e) => events.viewportMoved(e !== null)}
+        minZoom={0.02}
+        maxZoom={4}
+        selectionKeyCode="Shift"
+        multiSelectionKeyCode={["Meta", "Control"]}
+        deleteKeyCode={null}
+        zoomOnDoubleClick={false}
+        elevateNodesOnSelect={false}
+        proOptions={{ hideAttribution: true }}
+        nodesConnectable
+        nodesFocusable={false}
+        edgesFocusable={false}
+      >
+        <Background gap={24} size={1} className="gl-flow-bg" />
+        {model.minimap.shown ? (
+          <MiniMap
+            onClick={(_e, at) => events.centerAt(at)}
+            position={model.minimap.corner}
+            className="gl-flow-minimap"
+            style={{ width: 160, height: 110 }}
+            pannable
+            zoomable
+            ariaLabel="overview"
+          />
+        ) : null}
+      </ReactFlow>
+      {model.note !== null ? (
+        <div className="gl-canvas-note" role="alert">
+          {model.note}
+        </div>
+      ) : null}
+    </div>
+  );
+}

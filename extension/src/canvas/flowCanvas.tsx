@@ -1,0 +1,633 @@
+/**
+ * The interactive canvas: a React root in the app's graph area (not `@anywidget/react`: the rest of
+ * the app is plain DOM, and one root mounted here keeps the composition in `app.ts`) drawing
+ * `FlowView`, with the state the app does not hold: where each node is (the model's `layout`, else
+ * ELK's answer, else a free spot: nothing placed ever moves by itself), the canvas's own multiple
+ * selection, the clipboard, the context menu and in-place renaming.
+ */
+
+import { type ReactFlowInstance, ReactFlowProvider } from "@xyflow/react";
+import "@xyflow/react/dist/style.css";
+import { type Root, createRoot } from "react-dom/client";
+
+import type { Badge } from "../diagnostics";
+import { h } from "../dom";
+import { type DebugMarks, NO_MARKS } from "../graphView";
+import { legend } from "../legend";
+import type { EditOp, GraphView } from "../protocol";
+import { elkLayout } from "./elkWorker";
+import { type CanvasEvents, type CanvasModel, FlowView } from "./FlowView";
+import {
+  type Box,
+  type Corner,
+  GAP,
+  GROUP_TITLE,
+  type Measure,
+  type Point,
+  type Size,
+  boundsOf,
+  freeSpot,
+  groupBoxes,
+  minimapCorner,
+  nodeSizes,
+  placeAll,
+} from "./geometry";
+
+/** What the canvas asks of the app. */
+export interface CanvasHost {
+  select(id: string | null, extend: boolean): void;
+  edit(op: EditOp): number;
+  /** A refusal or failure to show in the banner (null: clear it). */
+  problem(message: string | null): void;
+  toggleBreakpoint(id: string): void;
+  group(ids: readonly string[]): void;
+  /** The widget's root element (custom events are dispatched on it). */
+  root(): HTMLElement;
+  /** The drawing changed size (the widget's height follows it). */
+  contentChanged(): void;
+}
+
+const MINIMAP: Size = { width: 160, height: 110 };
+/** The least zoom the canvas picks by itself: the port labels (11 px) stay at least 9 px on screen. */
+const READABLE_ZOOM = 9.2 / 11;
+
+interface MenuItem {
+  label: string;
+  action: string;
+  run: () => void;
+}
+
+export class FlowCanvas {
+  readonly el: HTMLDivElement;
+  private readonly host: HTMLDivElement;
+  private readonly empty: HTMLDivElement;
+  private readonly pendingStatus: HTMLDivElement;
+  private readonly menu: HTMLDivElement;
+  private readonly tools: HTMLDivElement;
+  private readonly root: Root;
+  private instance: ReactFlowInstance | null = null;
+  private graph: GraphView | null = null;
+  private sizes = new Map<string, Size>();
+  /** Positions ELK or a free spot gave nodes the model has no position for (not saved until Tidy or a drag). */
+  private known = new Map<string, Point>();
+  private positions = new Map<string, Point>();
+  private groups = new Map<string, Box>();
+  private anchor: string | null = null;
+  private range: readonly string[] = [];
+  private many: string[] = [];
+  private badges: ReadonlyMap<string, Badge> = new Map();
+  private marks: DebugMarks = NO_MARKS;
+  private pending: { at: Point; text: string } | null = null;
+  private note: string | null = null;
+  private renaming: string | null = null;
+  /** The Map button: the overview is shown when wanted and some node is out of view. */
+  private minimapShown = true;
+  private someOutside = false;
+  private corner: Corner = "bottom-right";
+  private clipboard: string[] = [];
+  private laidOut = false;
+  private fitted = false;
+  /** Fit again when the canvas changes size, until the user pans or zooms (Fit turns it back on). */
+  private following = true;
+  /** Whether the user asked for the whole graph (Fit): automatic refits then show it whole too. */
+  private whole = false;
+  private disposed = false;
+  private elkMs: number | null = null;
+  private readonly events: CanvasEvents;
+  private readonly resize: ResizeObserver;
+
+  constructor(private readonly app: CanvasHost) {
+    this.el = h("div", { class: "gl-canvas gl-flow-canvas", tabindex: 0, "aria-label": "graph canvas" });
+    this.host = h("div", { class: "gl-flow-host" });
+    this.empty = h("div", { class: "gl-canvas-empty" }, "The graph is empty: add a kernel from the palette.");
+    this.pendingStatus = h("div", { class: "gl-pending", role: "status" });
+    this.pendingStatus.hidden = true;
+    this.menu = h("div", { class: "gl-menu", role: "menu" });
+    this.menu.hidden = true;
+    const button = (label: string, title: string, data: string, run: () => void): HTMLButtonElement => {
+      const b = h("button", { type: "button", class: "gl-btn gl-canvas-tool", title, "data-canvas": data }, label);
+      b.addEventListener("click", run);
+      return b;
+    };
+    this.tools = h(
+      "div",
+      { class: "gl-canvas-tools" },
+      button("Tidy", "Lay the graph out again (ELK) and keep the positions", "tidy", () => void this.tidy()),
+      button("Fit", "Show the whole graph", "fit", () => this.fit()),
+      button("Map", "Show or hide the overview", "minimap", () => this.toggleMinimap()),
+    );
+    const key = legend();
+    this.el.append(this.host, this.empty, this.pendingStatus, this.tools, key, this.menu);
+    this.events = this.makeEvents();
+    this.root = createRoot(this.host);
+    this.el.addEventListener("contextmenu", (e) => {
+      // the canvas's menu, never JupyterLab's cell menu
+      e.preventDefault();
+      e.stopPropagation();
+    });
+    document.addEventListener("pointerdown", this.closeMenuOutside, true);
+    // keys go to the canvas while it has focus: a press anywhere on it (but in a field) gives it focus
+    this.el.addEventListener("pointerdown", (e) => {
+      if (!(e.target instanceof HTMLInputElement || e.target instanceof HTMLButtonElement)) {
+        this.el.focus({ preventScroll: true });
+      }
+    });
+    this.el.addEventListener("keydown", (e) => this.key(e));
+    this.resize = new ResizeObserver(() => {
+      // after React Flow has seen the new size too (its own observer runs in the same round)
+      if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fitView(!this.whole), 40);
+    });
+    this.resize.observe(this.el);
+  }
+
+  // --- what the app tells the canvas -----------------------------------------------------------
+
+  /** Draw a new `graph` trait: stored positions first, then the laid-out ones, then free spots. */
+  setGraph(graph: GraphView): void {
+    this.graph = graph;
+    this.sizes = nodeSizes(graph, this.measure());
+    this.empty.hidden = graph.nodes.length > 0 || graph.args.length > 0;
+    const unplaced = [...this.sizes.keys()].filter((id) => !(id in graph.layout) && !this.known.has(id));
+    if (!this.laidOut && unplaced.length > 0 && Object.keys(graph.layout).length === 0) {
+      // first drawing of a graph nobody placed: ELK lays it all out (in the worker); free spots meanwhile
+      this.laidOut = true;
+      const sizes = this.sizes;
+      elkLayout(graph, sizes)
+        .then(({ positions, ms }) => {
+          if (this.disposed) return;
+          this.elkMs = ms;
+          this.el.dataset.elkMs = ms.toFixed(1);
+          for (const [id, p] of positions) if (!(id in (this.graph?.layout ?? {}))) this.known.set(id, p);
+          this.fitted = false;
+          this.relayout();
+        })
+        .catch((err: unknown) => this.app.problem(`could not lay the graph out: ${String(err)}`));
+    }
+    this.laidOut = true;
+    this.relayout();
+  }
+
+  private relayout(): void {
+    const graph = this.graph;
+    if (!graph) return;
+    this.positions = placeAll(graph, this.sizes, graph.layout, this.known);
+    for (const [id, p] of this.positions) if (!(id in graph.layout)) this.known.set(id, p);
+    this.groups = groupBoxes(graph, this.positions, this.sizes);
+    const ids = new Set([...this.sizes.keys(), ...this.groups.keys()]);
+    this.many = this.many.filter((id) => ids.has(id));
+    this.render();
+    this.app.contentChanged();
+    if (!this.fitted || this.following) setTimeout(() => this.fitView(!this.whole), 30);
+  }
+
+  decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
+    if (anchor !== this.anchor && anchor !== null && !this.many.includes(anchor)) this.many = [];
+    this.anchor = anchor;
+    this.range = range;
+    this.badges = badges;
+    this.placeMinimap();
+    this.render();
+  }
+
+  decorateDebug(marks: DebugMarks): void {
+    this.marks = marks;
+    this.render();
+  }
+
+  /** Say an edit is in flight (null: none); `at`: a dispatch being added lands there (a dashed box). */
+  setPending(text: string | null, at?: Point): void {
+    this.pendingStatus.hidden = text === null;
+    this.pendingStatus.textContent = text ?? "";
+    this.el.classList.toggle("gl-edit-pending", text !== null);
+    this.pending = text !== null && at ? { at, text } : null;
+    if (this.pending) this.placeMinimap(this.boxOnScreen({ ...this.pending.at, width: 150, height: 40 }));
+    this.render();
+  }
+
+  /** Where a dispatch added after `after` (or at the end of `into`) will be drawn: nothing else moves. */
+  spotFor(after: string | null, into: string | null, size: Size = { width: 160, height: 46 }): Point {
+    const taken = [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? size) }));
+    let near: Point;
+    const a = after !== null ? this.positions.get(after) : undefined;
+    const group = into !== null ? this.groups.get(into) : undefined;
+    if (a && after !== null) near = { x: a.x, y: a.y + (this.sizes.get(after)?.height ?? 40) + GAP };
+    else if (group) near = { x: group.x + 14, y: group.y + group.height };
+    else {
+      const all = boundsOf(taken);
+      near = { x: all.x, y: all.y + all.height + GAP };
+    }
+    return freeSpot(near, size, taken);
+  }
+
+  /** Ids the canvas has selected (a box or Ctrl+A), else the app's range, else its anchor. */
+  selectedIds(): string[] {
+    if (this.many.length > 0) return [...this.many];
+    if (this.range.length > 0) return [...this.range];
+    return this.anchor !== null ? [this.anchor] : [];
+  }
+
+  /** Show the whole graph, however small that makes it (the Fit button, F); refits keep doing so. */
+  fit(): void {
+    this.whole = true;
+    this.fitView(false);
+  }
+
+  /**
+   * Fit the view to the drawing. `readable` (the view the canvas picks by itself, as the widget opens
+   * or resizes): never below the zoom where the smallest label is 9 px on screen, showing the start
+   * of the program (top left) when the whole does not fit at that zoom.
+   */
+  private fitView(readable: boolean): void {
+    if (!this.instance || this.positions.size === 0) return;
+    this.fitted = true;
+    this.following = true;
+    const pad = 16;
+    const all = boundsOf(
+      [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })),
+    );
+    const box = boundsOf([all, ...this.groups.values()]);
+    const width = this.el.clientWidth;
+    const height = this.el.clientHeight;
+    if (width === 0 || height === 0) return;
+    let zoom = Math.min((width - 2 * pad) / Math.max(box.width, 1), (height - 2 * pad) / Math.max(box.height, 1), 1.5);
+    if (readable) zoom = Math.max(zoom, READABLE_ZOOM);
+    const fitsX = box.width * zoom <= width - 2 * pad;
+    const fitsY = box.height * zoom <= height - 2 * pad;
+    const x = fitsX ? (width - box.width * zoom) / 2 - box.x * zoom : pad - box.x * zoom;
+    const y = fitsY ? (height - box.height * zoom) / 2 - box.y * zoom : pad - box.y * zoom;
+    void this.instance.setViewport({ x, y, zoom }, { duration: 0 });
+    setTimeout(() => this.placeMinimap(), 20);
+  }
+
+  zoomBy(factor: number): void {
+    if (!this.instance) return;
+    void this.instance.zoomTo(this.instance.getZoom() * factor);
+  }
+
+  reveal(id: string): void {
+    const p = this.positions.get(id);
+    const s = this.sizes.get(id);
+    if (!this.instance || !p || !s) return;
+    void this.instance.setCenter(p.x + s.width / 2, p.y + s.height / 2, { zoom: this.instance.getZoom() });
+  }
+
+  get drawingSize(): { width: number; height: number } {
+    const all = boundsOf(
+      [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })),
+    );
+    return { width: all.width, height: all.height };
+  }
+
+  /** How long the last ELK layout took in the worker (ms), or null before one ran. */
+  get layoutMs(): number | null {
+    return this.elkMs;
+  }
+
+  /** Lay everything out again with ELK and store the positions (one undo step). */
+  async tidy(): Promise<void> {
+    const graph = this.graph;
+    if (!graph) return;
+    const { positions, ms } = await elkLayout(graph, this.sizes);
+    this.elkMs = ms;
+    this.el.dataset.elkMs = ms.toFixed(1);
+    const out: Record<string, [number, number]> = {};
+    for (const [id, p] of positions) if (this.sizes.has(id)) out[id] = [p.x, p.y];
+    this.known = new Map(positions);
+    this.fitted = false;
+    this.app.edit({ op: "place", positions: out });
+  }
+
+  toggleMinimap(): void {
+    this.minimapShown = !this.minimapShown;
+    this.el.dataset.minimap = this.minimapShown ? "shown" : "hidden";
+    this.render();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.resize.disconnect();
+    document.removeEventListener("pointerdown", this.closeMenuOutside, true);
+    this.root.unmount();
+    this.el.remove();
+  }
+
+  // --- drawing ---------------------------------------------------------------------------------
+
+  private model(): CanvasModel | null {
+    if (!this.graph) return null;
+    const selection = new Set(this.selectedIds());
+    return {
+      graph: this.graph,
+      positions: this.positions,
+      sizes: this.sizes,
+      groups: this.groups,
+      selection,
+      badges: this.badges,
+      marks: this.marks,
+      pending: this.pending,
+      minimap: { shown: this.minimapShown && this.someOutside, corner: this.corner },
+      note: this.note,
+      renaming: this.renaming,
+    };
+  }
+
+  private render(): void {
+    const model = this.model();
+    if (!model || this.disposed) return;
+    this.root.render(
+      <ReactFlowProvider>
+        <FlowView model={model} events={this.events} />
+      </ReactFlowProvider>,
+    );
+  }
+
+  /** Labels measured in the font the browser draws them in. */
+  private measure(): Measure {
+    const family = getComputedStyle(this.el).fontFamily || "sans-serif";
+    const context = document.createElement("canvas").getContext("2d");
+    return (text, font) => {
+      if (!context) return text.length * (font === "title" ? 8 : 7);
+      context.font = font === "title" ? `600 13px ${family}` : `11px ${family}`;
+      return Math.ceil(context.measureText(text).width) + 2; // sub-pixel rounding of the DOM's text
+    };
+  }
+
+  /** A drawing box on screen, relative to the canvas (null when the view is not ready). */
+  private boxOnScreen(box: Box): Box | null {
+    if (!this.instance) return null;
+    const { x, y, zoom } = this.instance.getViewport();
+    return { x: box.x * zoom + x, y: box.y * zoom + y, width: box.width * zoom, height: box.height * zoom };
+  }
+
+  /** Move the overview to a corner where it covers neither the selected node nor a node being added. */
+  private placeMinimap(focus?: Box | null): void {
+    let box = focus ?? null;
+    if (box === undefined || box === null) {
+      const id = this.anchor ?? this.many[0] ?? null;
+      const p = id !== null ? this.positions.get(id) : undefined;
+      const s = id !== null ? this.sizes.get(id) : undefined;
+      const g = id !== null ? this.groups.get(id) : undefined;
+      if (p && s) box = this.boxOnScreen({ ...p, width: s.width, height: s.height });
+      else if (g) {
+        box = this.boxOnScreen({ ...g, height: GROUP_TITLE });
+      } // a group is marked by its title
+      else box = null;
+    }
+    const canvas = { width: this.el.clientWidth, height: this.el.clientHeight };
+    // the overview is for a drawing larger than the view: with everything in view it only covers nodes
+    const outside = [...this.positions].some(([id, p]) => {
+      const s = this.sizes.get(id);
+      const b = s ? this.boxOnScreen({ ...p, ...s }) : null;
+      return b !== null && (b.x < 0 || b.y < 0 || b.x + b.width > canvas.width || b.y + b.height > canvas.height);
+    });
+    if (outside !== this.someOutside) {
+      this.someOutside = outside;
+      this.render();
+    }
+    const corner = minimapCorner(canvas, MINIMAP, box);
+    if (corner !== this.corner) {
+      this.corner = corner;
+      this.el.dataset.minimapCorner = corner;
+    }
+  }
+
+  // --- what the user does -------------------------------------------------------------------------
+
+  private makeEvents(): CanvasEvents {
+    return {
+      select: (id, extend) => {
+        this.closeMenu();
+        if (!extend) this.many = [];
+        this.app.select(id, extend);
+      },
+      selectMany: (ids) => {
+        this.many = ids;
+        this.render();
+      },
+      place: (positions) => {
+        this.following = false; // the user placed something: the view stays where it is
+        for (const [id, [x, y]] of Object.entries(positions)) this.known.set(id, { x, y });
+        this.app.edit({ op: "place", positions });
+      },
+      bind: (node, param, arg) => {
+        this.setNote(null);
+        this.app.edit({ op: "rebind", node, param, arg });
+      },
+      acceptGuess: (node, param) => this.app.edit({ op: "accept_guess", node, param }),
+      refuse: (reason) => this.setNote(reason),
+      contextMenu: (target, at) => this.openMenu(target, at),
+      startRename: (id) => {
+        this.renaming = id;
+        this.render();
+      },
+      rename: (id, name) => this.finishRename(id, name),
+      toggleBreakpoint: (id) => this.app.toggleBreakpoint(id),
+      ready: (instance) => {
+        this.instance = instance;
+        this.fitView(true);
+      },
+      centerAt: (at) => {
+        if (!this.instance) return;
+        this.following = false;
+        void this.instance.setCenter(at.x, at.y, { zoom: this.instance.getZoom() });
+      },
+      viewportMoved: (byUser) => {
+        if (byUser) this.following = this.whole = false;
+        this.placeMinimap();
+        this.render();
+      },
+    };
+  }
+
+  private setNote(note: string | null): void {
+    this.note = note;
+    this.app.problem(note);
+    this.render();
+  }
+
+  private finishRename(id: string, name: string | null): void {
+    if (this.renaming !== id) return;
+    this.renaming = null;
+    this.render();
+    this.el.focus({ preventScroll: true });
+    const old = id.startsWith("arg:") ? id.slice(4) : (id.split("/").pop() ?? id);
+    if (name === null || name.trim() === "" || name.trim() === old) return;
+    if (id.startsWith("arg:")) this.app.edit({ op: "rename_arg", arg: old, name: name.trim() });
+    else this.app.edit({ op: "rename", node: id, name: name.trim() });
+  }
+
+  /** The canvas's keys; a key handled here goes no further (not to JupyterLab, not to the app). */
+  private key(e: KeyboardEvent): void {
+    if (e.target instanceof HTMLInputElement) return;
+    const mod = e.ctrlKey || e.metaKey;
+    const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    let handled = true;
+    if (k === "Escape") {
+      if (!this.menu.hidden) this.closeMenu();
+      else if (this.note !== null) this.setNote(null);
+      else if (this.many.length > 0) {
+        this.many = [];
+        this.render();
+      } else handled = false; // the app clears its selection
+    } else if (mod && k === "a") this.selectAll();
+    else if (mod && k === "c") this.copy();
+    else if (mod && k === "v") this.paste();
+    else if (mod && k === "d") this.duplicate();
+    else if ((k === "Delete" || k === "Backspace") && this.many.length > 0) this.removeSelected();
+    else if (k === "F2" && this.selectedIds().length === 1) this.events.startRename(this.selectedIds()[0]!);
+    else handled = false;
+    if (handled) {
+      e.preventDefault();
+      e.stopPropagation();
+    }
+  }
+
+  selectAll(): void {
+    if (!this.graph) return;
+    this.many = this.graph.nodes.filter((n) => n.kind === "dispatch").map((n) => n.id);
+    this.render();
+  }
+
+  private copy(): void {
+    this.clipboard = this.selectedIds().filter((id) =>
+      this.graph?.nodes.some((n) => n.id === id && n.kind === "dispatch"),
+    );
+  }
+
+  private paste(): void {
+    const graph = this.graph;
+    if (!graph || this.clipboard.length === 0) return;
+    const first = graph.nodes.find((n) => n.id === this.clipboard[0]);
+    const into = first?.parent ?? null;
+    const last = graph.nodes.find((n) => n.id === this.clipboard.at(-1));
+    this.app.edit({ op: "paste", nodes: [...this.clipboard], into, index: last ? last.index + 1 : null });
+  }
+
+  private duplicate(): void {
+    this.copy();
+    this.paste();
+  }
+
+  private removeSelected(): void {
+    // args are not nodes of the model: a box around dispatches often catches their buffers too
+    const ids = this.selectedIds().filter((id) => this.graph?.nodes.some((n) => n.id === id));
+    if (ids.length === 0) return;
+    this.many = [];
+    this.app.edit({ op: "remove_nodes", nodes: ids });
+  }
+
+  // --- the context menu -----------------------------------------------------------------------------
+
+  private openMenu(target: { kind: "node" | "group" | "canvas"; id: string | null }, at: Point): void {
+    const items = this.menuItems(target);
+    if (items.length === 0) return;
+    this.menu.replaceChildren(
+      ...items.map((item) => {
+        const b = h(
+          "button",
+          { type: "button", role: "menuitem", class: "gl-menu-item", "data-action": item.action },
+          item.label,
+        );
+        b.addEventListener("click", () => {
+          this.closeMenu();
+          item.run();
+        });
+        return b;
+      }),
+    );
+    const r = this.el.getBoundingClientRect();
+    this.menu.style.left = `${at.x - r.left}px`;
+    this.menu.style.top = `${at.y - r.top}px`;
+    this.menu.dataset.target = target.id ?? "";
+    this.menu.hidden = false;
+    (this.menu.firstElementChild as HTMLElement | null)?.focus();
+  }
+
+  private closeMenu(): void {
+    this.menu.hidden = true;
+  }
+
+  private readonly closeMenuOutside = (e: Event): void => {
+    if (!this.menu.hidden && !(e.target instanceof Node && this.menu.contains(e.target))) this.closeMenu();
+  };
+
+  private menuItems(target: { kind: "node" | "group" | "canvas"; id: string | null }): MenuItem[] {
+    const graph = this.graph;
+    if (!graph) return [];
+    if (target.kind === "canvas" || target.id === null) {
+      const items: MenuItem[] = [
+        { label: "Select all", action: "select-all", run: () => this.selectAll() },
+        { label: "Tidy layout", action: "tidy", run: () => void this.tidy() },
+        { label: "Fit", action: "fit", run: () => this.fit() },
+        {
+          label: "Add a kernel\u2026",
+          action: "add",
+          run: () => this.app.root().querySelector<HTMLInputElement>(".gl-palette input")?.focus(),
+        },
+      ];
+      if (this.clipboard.length > 0) items.push({ label: "Paste", action: "paste", run: () => this.paste() });
+      return items;
+    }
+    const id = target.id;
+    const chosen = this.selectedIds().includes(id) ? this.selectedIds() : [id];
+    if (id.startsWith("arg:")) {
+      const name = id.slice(4);
+      return [
+        { label: "Rename\u2026", action: "rename", run: () => this.events.startRename(id) },
+        { label: "Inspect", action: "inspect", run: () => this.app.select(id, false) },
+        {
+          label: "Give value\u2026",
+          action: "give-value",
+          run: () =>
+            this.app
+              .root()
+              .dispatchEvent(new CustomEvent("graphlab:give-value", { bubbles: true, detail: { arg: name } })),
+        },
+        { label: "Delete arg", action: "delete", run: () => this.app.edit({ op: "remove_arg", arg: name }) },
+      ];
+    }
+    const node = graph.nodes.find((n) => n.id === id);
+    const items: MenuItem[] = [
+      {
+        label: chosen.length > 1 ? `Delete ${chosen.length} nodes` : "Delete",
+        action: "delete",
+        run: () => {
+          this.many = [];
+          this.app.edit(chosen.length > 1 ? { op: "remove_nodes", nodes: chosen } : { op: "remove", node: id });
+        },
+      },
+      { label: "Rename\u2026", action: "rename", run: () => this.events.startRename(id) },
+      { label: "Group\u2026", action: "group", run: () => this.app.group(chosen) },
+      {
+        label: "Make loop\u2026",
+        action: "make-loop",
+        run: () =>
+          this.app
+            .root()
+            .dispatchEvent(new CustomEvent("graphlab:make-loop", { bubbles: true, detail: { nodes: chosen } })),
+      },
+      { label: "Toggle breakpoint", action: "breakpoint", run: () => this.app.toggleBreakpoint(id) },
+    ];
+    if (node?.kind === "dispatch") {
+      items.push(
+        { label: "Copy", action: "copy", run: () => ((this.clipboard = chosen), undefined) },
+        {
+          label: "Duplicate",
+          action: "duplicate",
+          run: () => {
+            this.clipboard = chosen;
+            this.paste();
+          },
+        },
+      );
+      if ((node.guessed ?? []).length > 0) {
+        items.push({
+          label: "Accept guessed bindings",
+          action: "accept-guess",
+          run: () => this.app.edit({ op: "accept_guess", node: id, param: null }),
+        });
+      }
+    }
+    return items;
+  }
+}
