@@ -9,20 +9,20 @@
  * traits and messages; the components themselves live in their own modules.
  */
 
-import type { Cleanup, WidgetModel } from "./anywidget";
-import { guessBindings } from "./bindingFilter";
-import { boundsOption } from "./boundsCheck";
-import { DebugBar, TimelineBar } from "./debugPanel";
-import { debugMarks } from "./debugMarks";
-import { argNodeId, badgesByNode } from "./diagnostics";
-import { Listeners, h, isTextTarget } from "./dom";
+import type { Cleanup, WidgetModel } from "./wire/anywidget";
+import { guessBindings } from "./logic/bindingFilter";
+import { boundsOption } from "./panels/boundsCheck";
+import { DebugBar, TimelineBar } from "./panels/debugPanel";
+import { debugMarks } from "./canvas/debugMarks";
+import { argNodeId, badgesByNode } from "./logic/diagnostics";
+import { Listeners, h, isTextTarget } from "./logic/dom";
 import { FlowCanvas } from "./canvas/flowCanvas";
-import { errorText } from "./graphView";
-import { GroupForm } from "./groupForm";
-import { type Action, actionFor, keysFor } from "./keymap";
-import { LayoutToggles } from "./layoutToggles";
-import { sequenceNameError } from "./names";
-import { Palette } from "./palette";
+import { errorText } from "./logic/dom";
+import { GroupForm } from "./panels/groupForm";
+import { type Action, actionFor, keysFor } from "./logic/keymap";
+import { LayoutToggles } from "./canvas/layoutToggles";
+import { sequenceNameError } from "./logic/names";
+import { Palette } from "./panels/palette";
 import {
   type ClientMessage,
   type DebugAction,
@@ -40,14 +40,14 @@ import {
   type Traits,
   type ValuesOp,
   parseServerMessage,
-} from "./protocol";
-import { NodeIndex, freeSequenceName, insertionPoint, siblingRange } from "./selection";
-import { SidePanel } from "./sidePanel";
-import type { Actions, ExportOptions, PanelTab, ViewState } from "./state";
-import { Timeline } from "./timeline";
-import { Banner, Toolbar } from "./toolbar";
-import { UndoStack } from "./undoStack";
-import { missingArgIn } from "./valuesPanel";
+} from "./wire/protocol";
+import { NodeIndex, freeSequenceName, insertionPoint, siblingRange } from "./logic/selection";
+import { SidePanel } from "./panels/sidePanel";
+import type { Actions, ExportOptions, PanelTab, ViewState } from "./logic/state";
+import { Timeline } from "./logic/timeline";
+import { Banner, Toolbar } from "./panels/toolbar";
+import { UndoStack } from "./logic/undoStack";
+import { missingArgIn } from "./panels/valuesPanel";
 
 const TRAITS: (keyof Traits)[] = [
   "graph",

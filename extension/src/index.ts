@@ -4,9 +4,9 @@
 
 import "./widget.css";
 
-import type { Cleanup, RenderProps } from "./anywidget";
+import type { Cleanup, RenderProps } from "./wire/anywidget";
 import { mount } from "./app";
-import type { Traits } from "./protocol";
+import type { Traits } from "./wire/protocol";
 
 /** Draw the editor into `el`; the returned function removes it and every listener it added. */
 function render({ model, el }: RenderProps<Traits>): Cleanup {

@@ -9,8 +9,8 @@ import {
   sameArgShape,
   shapeFieldText,
   takesShape,
-} from "../src/argEditor";
-import type { DispatchView } from "../src/protocol";
+} from "../src/panels/argEditor";
+import type { DispatchView } from "../src/wire/protocol";
 import { arg, sampleGraph } from "./fixtures";
 
 const args = [arg("x"), arg("grid_v", { ndim: 2 }), arg("dt", { kind: "scalar", ndim: 0 })];

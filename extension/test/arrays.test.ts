@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { clampPage, decodeFloats, indexText, pageOf, pictureCell, ravel, unravel } from "../src/arrays";
+import { clampPage, decodeFloats, indexText, pageOf, pictureCell, ravel, unravel } from "../src/logic/arrays";
 
 function viewOf(values: number[], dtype: "f32" | "f64", offset = 0): DataView {
   const size = dtype === "f64" ? 8 : 4;

@@ -9,7 +9,7 @@ import {
   parseElementShape,
   specFromParam,
   suggestBinding,
-} from "../src/bindingFilter";
+} from "../src/logic/bindingFilter";
 import { arg, param } from "./fixtures";
 
 describe("bindingProblem", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { CHECKING, boundsOption, boundsStatus } from "../src/boundsCheck";
-import { EMPTY_DEBUG, type BoundsCheckView, type DebugView } from "../src/protocol";
+import { CHECKING, boundsOption, boundsStatus } from "../src/panels/boundsCheck";
+import { EMPTY_DEBUG, type BoundsCheckView, type DebugView } from "../src/wire/protocol";
 
 function view(bounds: Partial<BoundsCheckView>, active = false): DebugView {
   return { ...EMPTY_DEBUG, active, session: active ? 1 : 0, bounds: { ...EMPTY_DEBUG.bounds, ...bounds } };

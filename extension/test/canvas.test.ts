@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { guessBindings } from "../src/bindingFilter";
+import { guessBindings } from "../src/logic/bindingFilter";
 import { elkGraph, elkPositions, portId } from "../src/canvas/elkGraph";
 import {
   type Box,
@@ -15,7 +15,7 @@ import {
   shortType,
 } from "../src/canvas/geometry";
 import { portProblem } from "../src/canvas/ports";
-import type { DispatchView, GraphView } from "../src/protocol";
+import type { DispatchView, GraphView } from "../src/wire/protocol";
 import { arg, param, sampleGraph } from "./fixtures";
 
 const measure = (text: string): number => text.length * 7;

@@ -14,7 +14,7 @@ import {
   scaleFor,
   ticks,
   toNumber,
-} from "../src/colorScale";
+} from "../src/logic/colorScale";
 
 describe("scaleFor", () => {
   it("spans the finite values, ignoring NaN and Inf", () => {

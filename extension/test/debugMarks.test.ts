@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 
-import { positionLabel } from "../src/debugPanel";
-import { debugMarks, drawnIdOf } from "../src/debugMarks";
-import { parseDims } from "../src/exportPanel";
-import { EMPTY_DEBUG, type DebugView } from "../src/protocol";
+import { positionLabel } from "../src/panels/debugPanel";
+import { debugMarks, drawnIdOf } from "../src/canvas/debugMarks";
+import { parseDims } from "../src/panels/exportPanel";
+import { EMPTY_DEBUG, type DebugView } from "../src/wire/protocol";
 
 const drawn = new Set(["init", "substep", "substep/p2g", "substep/g2p"]);
 const isDrawn = (id: string): boolean => drawn.has(id);

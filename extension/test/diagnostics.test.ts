@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { badgesByNode, countBySeverity, definitionId, diagnosticLine } from "../src/diagnostics";
-import type { DiagnosticView } from "../src/protocol";
+import { badgesByNode, countBySeverity, definitionId, diagnosticLine } from "../src/logic/diagnostics";
+import type { DiagnosticView } from "../src/wire/protocol";
 
 const diag = (fields: Partial<DiagnosticView>): DiagnosticView => ({
   code: "GL001",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { exportOutcome, filesSummary, noiseCell, verdictBanner } from "../src/exportPanel";
-import type { ExportView, Verdict, VerifyView } from "../src/protocol";
+import { exportOutcome, filesSummary, noiseCell, verdictBanner } from "../src/panels/exportPanel";
+import type { ExportView, Verdict, VerifyView } from "../src/wire/protocol";
 
 function view(verdict: Verdict): VerifyView {
   return {

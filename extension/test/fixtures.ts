@@ -1,4 +1,4 @@
-import type { ArgView, GraphView, NodeView, ParamView } from "../src/protocol";
+import type { ArgView, GraphView, NodeView, ParamView } from "../src/wire/protocol";
 
 export function param(name: string, fields: Partial<ParamView> = {}): ParamView {
   return { name, kind: "ndarray", dtype: "f32", ndim: 1, element_shape: [], fmt: null, label: "", ...fields };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { SHORTCUTS, actionFor, keysFor } from "../src/keymap";
+import { SHORTCUTS, actionFor, keysFor } from "../src/logic/keymap";
 
 const key = (k: string, mods: Partial<{ ctrl: boolean; meta: boolean; shift: boolean; alt: boolean }> = {}) => ({
   key: k,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { type LoopFields, countArgs, flagArgs, freeName, structureOp } from "../src/loopForm";
-import type { ArgView, GraphView } from "../src/protocol";
+import { type LoopFields, countArgs, flagArgs, freeName, structureOp } from "../src/panels/loopForm";
+import type { ArgView, GraphView } from "../src/wire/protocol";
 
 function arg(
   name: string,

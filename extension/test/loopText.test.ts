@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { loopReads } from "../src/loopText";
+import { loopReads } from "../src/logic/loopText";
 
 describe("loopReads", () => {
   it("says nothing for a loop that reads every iteration", () => {

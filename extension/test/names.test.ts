@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { MAX_NAME_LENGTH, nameProblem, sequenceNameError, sequenceNames } from "../src/names";
+import { MAX_NAME_LENGTH, nameProblem, sequenceNameError, sequenceNames } from "../src/logic/names";
 import { sampleGraph } from "./fixtures";
 
 describe("nameProblem (graphlab.core.names.name_problem)", () => {

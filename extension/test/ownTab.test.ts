@@ -8,7 +8,7 @@ import {
   hostCanOpenTab,
   requestOwnTab,
   tabTitle,
-} from "../src/ownTab";
+} from "../src/wire/ownTab";
 
 /** A host as graphlab's JupyterLab extension is one: it answers both events on the element's path. */
 function host(target: EventTarget, able: boolean): CustomEvent<OpenTabDetail>[] {

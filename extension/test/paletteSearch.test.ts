@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { searchKernels, signature, usedKernels } from "../src/paletteSearch";
-import type { GraphView, KernelView } from "../src/protocol";
+import { searchKernels, signature, usedKernels } from "../src/logic/paletteSearch";
+import type { GraphView, KernelView } from "../src/wire/protocol";
 import { param } from "./fixtures";
 
 const kernel = (name: string, params: string[] = []): KernelView => ({

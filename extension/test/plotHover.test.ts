@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { cellAt, pictureCell, sourceIndex } from "../src/arrays";
+import { cellAt, pictureCell, sourceIndex } from "../src/logic/arrays";
 
 describe("the heat map value under the pointer", () => {
   it("finds the cell under a point of the drawn canvas", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { parseServerMessage } from "../src/protocol";
+import { parseServerMessage } from "../src/wire/protocol";
 
 describe("parseServerMessage", () => {
   it("reads a reply", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { NAN_RGB, POS_INF_RGB } from "../src/colorScale";
-import { countNonfinite, heatmapPixels, lineBars, scatterPoints } from "../src/raster";
+import { NAN_RGB, POS_INF_RGB } from "../src/logic/colorScale";
+import { countNonfinite, heatmapPixels, lineBars, scatterPoints } from "../src/logic/raster";
 
 describe("heatmapPixels", () => {
   it("colours every value, opaque, NaN and Inf in their own colours", () => {

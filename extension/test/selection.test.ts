@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { NodeIndex, freeSequenceName, insertionPoint, siblingRange } from "../src/selection";
+import { NodeIndex, freeSequenceName, insertionPoint, siblingRange } from "../src/logic/selection";
 import { sampleGraph } from "./fixtures";
 
 describe("NodeIndex", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import type { GraphView, NodeView } from "../src/protocol";
-import { Timeline, fractionOf } from "../src/timeline";
+import type { GraphView, NodeView } from "../src/wire/protocol";
+import { Timeline, fractionOf } from "../src/logic/timeline";
 import { sampleGraph } from "./fixtures";
 
 /** outer (x2) { a; inner (x3) { b; c } }; z: the step ids graphlab.Graph.steps() gives, in order. */

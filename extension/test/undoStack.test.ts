@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { UndoStack } from "../src/undoStack";
+import { UndoStack } from "../src/logic/undoStack";
 
 describe("UndoStack", () => {
   it("starts with nothing to undo or redo", () => {

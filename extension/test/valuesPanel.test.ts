@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import type { ValueEntryView } from "../src/protocol";
-import { missingArgIn, parseScalar, parseShape, shapeHint } from "../src/valuesPanel";
+import type { ValueEntryView } from "../src/wire/protocol";
+import { missingArgIn, parseScalar, parseShape, shapeHint } from "../src/panels/valuesPanel";
 
 function entry(shape: (number | string)[] | null): ValueEntryView {
   return {

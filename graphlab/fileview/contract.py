@@ -2,7 +2,7 @@
 
 JupyterLab's graphlab extension (``labextension/``) serves two contracts: the file viewer's REST route,
 answered by :mod:`graphlab.fileview`, and the "open in its own tab" handshake with the editor widget
-(``extension/src/ownTab.ts``), three DOM event names. Written by hand on each side they drifted
+(``extension/src/wire/ownTab.ts``), three DOM event names. Written by hand on each side they drifted
 silently; here they are declared once, and :mod:`graphlab.fileview.contract_ts` writes them into
 ``hostContract.gen.ts`` for both front-ends (a test fails when a committed copy is stale).
 """

@@ -19,7 +19,10 @@ from graphlab.fileview.contract import CONTRACT
 
 #: The generated files, in a checkout of graphlab (the same text in both).
 ROOT = Path(__file__).resolve().parents[2]
-TARGETS = (ROOT / "extension" / "src" / "hostContract.gen.ts", ROOT / "labextension" / "src" / "hostContract.gen.ts")
+TARGETS = (
+    ROOT / "extension" / "src" / "wire" / "hostContract.gen.ts",
+    ROOT / "labextension" / "src" / "hostContract.gen.ts",
+)
 COMMAND = "python -m graphlab.fileview.contract_ts --write"
 
 

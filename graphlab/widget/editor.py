@@ -43,6 +43,7 @@ from graphlab.model.nodes import Dispatch
 from graphlab.widget.handlers import Handlers, key_of
 from graphlab.widget.history import History
 from graphlab.widget.home import HomeThread, HomeThreadError
+from graphlab.widget.loop_form import make_cond, make_loop
 from graphlab.widget.messages import (
     PANEL_MESSAGES,
     MessageError,
@@ -79,7 +80,6 @@ from graphlab.widget.protocol import (
     StructureEdit,
     UndoMessage,
 )
-from graphlab.widget.structures import make_cond, make_loop
 from graphlab.widget.view import diagnostic_view, graph_view, palette_view
 from graphlab.widget.wording import ui_text
 

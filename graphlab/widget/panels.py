@@ -2,7 +2,7 @@
 
 :class:`Panels` belongs to one :class:`~graphlab.widget.editor.GraphEditor`. It turns the panels'
 checked messages (:mod:`graphlab.widget.messages`) into calls on a debug session
-(:mod:`graphlab.widget.debugging`) or on the exporter (:mod:`graphlab.widget.shipping`), and writes
+(:mod:`graphlab.widget.debug_panel`) or on the exporter (:mod:`graphlab.widget.export_panel`), and writes
 the results into the widget's ``debugger``, ``inspect*`` and ``export`` traits. A message that cannot
 be honoured (no session, a stale session number, a bad expression, a position out of range) raises
 :class:`PanelRefusedError` with the reason; nothing was changed.
@@ -22,7 +22,8 @@ from IPython import get_ipython
 from graphlab.api.graph import module_runner
 from graphlab.core.errors import GraphlabError
 from graphlab.model.sizes import dim_names
-from graphlab.widget.debugging import DebugPanel, PanelError
+from graphlab.widget.debug_panel import DebugPanel, PanelError
+from graphlab.widget.export_panel import ExportPanel
 from graphlab.widget.handlers import Handlers
 from graphlab.widget.home import HomeThread
 from graphlab.widget.protocol import (
@@ -44,8 +45,7 @@ from graphlab.widget.protocol import (
     WatchAdd,
     WatchRemove,
 )
-from graphlab.widget.shipping import ExportPanel
-from graphlab.widget.values import RunValues
+from graphlab.widget.values_panel import RunValues
 
 if TYPE_CHECKING:
     from graphlab.debug import DebugSession

@@ -9,7 +9,7 @@ serves both sides:
 - Python checks what the front-end sends against it (:mod:`graphlab.widget.messages` reads the
   fields, which are required and their defaults from these classes, and refuses anything else);
 - the front-end's TypeScript types are generated from it (:mod:`graphlab.widget.protocol_ts` writes
-  ``extension/src/protocol.gen.ts``; a test fails when the committed file is not what it writes).
+  ``extension/src/wire/protocol.gen.ts``; a test fails when the committed file is not what it writes).
 
 Synced traits carry state (Python is the single writer, except ``error``, which the banner may
 clear). Custom messages carry intents: the front-end never edits the graph itself, it asks Python,
@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 from graphlab.core.diagnostics import Severity
 from graphlab.core.spec import ArgKind, Role
 from graphlab.run.boundscheck import Bounds
-from graphlab.widget.inspection import PictureKind
+from graphlab.widget.inspect_panel import PictureKind
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, TypedDict

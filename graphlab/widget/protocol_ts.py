@@ -4,7 +4,7 @@ The front-end (``extension/src``) imports its trait and message types from ``pro
 which this module writes; a test fails when the committed file is not what it writes, so a change
 on one side without regenerating cannot pass. Regenerate after editing ``protocol.py``::
 
-    python -m graphlab.widget.protocol_ts --write      # or: ... > extension/src/protocol.gen.ts
+    python -m graphlab.widget.protocol_ts --write      # or: ... > extension/src/wire/protocol.gen.ts
 
 It reads ``protocol.py``'s source (so aliases keep their names and docstrings become doc comments)
 and writes, in ``__all__`` order, an ``export interface`` for each ``TypedDict`` and an ``export
@@ -38,7 +38,7 @@ from graphlab.core.errors import GraphlabError
 from graphlab.widget import protocol
 
 #: Where the front-end imports the generated types from (in a checkout of graphlab).
-GENERATED = Path(__file__).resolve().parents[2] / "extension" / "src" / "protocol.gen.ts"
+GENERATED = Path(__file__).resolve().parents[2] / "extension" / "src" / "wire" / "protocol.gen.ts"
 #: How to regenerate it, as the header of the file says.
 COMMAND = "python -m graphlab.widget.protocol_ts --write"
 #: prettier's ``printWidth`` in extension/.prettierrc.json.

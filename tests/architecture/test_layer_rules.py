@@ -384,7 +384,7 @@ class Other:
     # a module's own private names, and a package's private submodules inside the package, are fine
     own = "from graphlab.deploy import _child\nimport graphlab.deploy\ngraphlab.deploy._child.run()\n"
     assert private_attribute_uses(own, "e.py", "graphlab.deploy.exporter") == []
-    assert private_attribute_uses(own, "w.py", "graphlab.widget.shipping") == [
+    assert private_attribute_uses(own, "w.py", "graphlab.widget.export_panel") == [
         "w.py:3: graphlab.deploy._child is private to graphlab.deploy"
     ]
 

@@ -1,4 +1,4 @@
-"""The widget checks a new sequence's name as it is typed (extension/src/names.ts); that mirror of
+"""The widget checks a new sequence's name as it is typed (extension/src/logic/names.ts); that mirror of
 graphlab/core/names.py must not drift from it, or the form would refuse names Python takes (or the reverse).
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from graphlab.core.names import MAX_NAME_LENGTH
 
-NAMES_TS = Path(__file__).resolve().parent.parent.parent / "extension" / "src" / "names.ts"
+NAMES_TS = Path(__file__).resolve().parent.parent.parent / "extension" / "src" / "logic" / "names.ts"
 
 
 def _ts() -> str:

@@ -18,7 +18,7 @@ from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.debug.compare import ARCHS as DEBUG_ARCHS
-from graphlab.widget.comparing import ARCHS, divergence_view, picture_url
+from graphlab.widget.compare_panel import ARCHS, divergence_view, picture_url
 
 N = 4096
 

@@ -58,7 +58,7 @@ def hints(record):
 
 
 def test_protocol_gen_ts_is_what_the_generator_writes():
-    assert GENERATED == ROOT / "extension" / "src" / "protocol.gen.ts"
+    assert GENERATED == ROOT / "extension" / "src" / "wire" / "protocol.gen.ts"
     assert GENERATED.read_text(encoding="utf-8") == generate_protocol(), f"protocol.gen.ts is stale: run {COMMAND}"
 
 

@@ -25,9 +25,9 @@ import {
 } from "@xyflow/react";
 import { type JSX, type MouseEvent, useEffect, useMemo, useState } from "react";
 
-import type { Badge } from "../diagnostics";
-import type { DebugMarks } from "../graphView";
-import type { GraphView, ParamView } from "../protocol";
+import type { Badge } from "../logic/diagnostics";
+import type { DebugMarks } from "./graphView";
+import type { GraphView, ParamView } from "../wire/protocol";
 import {
   type Box,
   type Corner,

@@ -7,7 +7,7 @@
 
 import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
 
-import type { GraphView } from "../protocol";
+import type { GraphView } from "../wire/protocol";
 import { GROUP_PAD, GROUP_TITLE, type Point, type Size, argId } from "./geometry";
 
 export const LAYOUT_OPTIONS: Record<string, string> = {

@@ -6,7 +6,7 @@
 import ELK from "elkjs/lib/elk-api.js";
 import workerSource from "elk-worker-source";
 
-import type { GraphView } from "../protocol";
+import type { GraphView } from "../wire/protocol";
 import { elkGraph, elkPositions } from "./elkGraph";
 import type { Point, Size } from "./geometry";
 

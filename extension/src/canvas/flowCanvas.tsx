@@ -10,11 +10,11 @@ import { type ReactFlowInstance, ReactFlowProvider } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { type Root, createRoot } from "react-dom/client";
 
-import type { Badge } from "../diagnostics";
-import { h } from "../dom";
-import { type DebugMarks, NO_MARKS } from "../graphView";
-import { legend } from "../legend";
-import type { EditOp, GraphView } from "../protocol";
+import type { Badge } from "../logic/diagnostics";
+import { h } from "../logic/dom";
+import { type DebugMarks, NO_MARKS } from "./graphView";
+import { legend } from "./legend";
+import type { EditOp, GraphView } from "../wire/protocol";
 import { elkLayout } from "./elkWorker";
 import { type CanvasEvents, type CanvasModel, FlowView } from "./FlowView";
 import {

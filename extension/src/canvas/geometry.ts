@@ -4,7 +4,7 @@
  * groups around what they hold, and the minimap's corner away from the node in focus.
  */
 
-import type { GraphView, NodeView } from "../protocol";
+import type { GraphView, NodeView } from "../wire/protocol";
 
 export interface Point {
   x: number;

@@ -4,8 +4,8 @@
  * port that cannot take it says why at once, before anything is sent.
  */
 
-import { bindingProblem } from "../bindingFilter";
-import type { ArgView, GraphView, ParamKind, ParamView } from "../protocol";
+import { bindingProblem } from "../logic/bindingFilter";
+import type { ArgView, GraphView, ParamKind, ParamView } from "../wire/protocol";
 
 /** CSS class of a port (and of an arg's handle) by kind: the colours are in widget.css. */
 export function kindClass(kind: ParamKind): string {

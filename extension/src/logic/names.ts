@@ -4,7 +4,7 @@
  * tests/widget/test_ts_name_rules.py keeps the keyword list and the length limit in step with Python's.
  */
 
-import type { GraphView } from "./protocol";
+import type { GraphView } from "../wire/protocol";
 
 /** Longest name, as `graphlab.core.names.MAX_NAME_LENGTH`. */
 export const MAX_NAME_LENGTH = 128;

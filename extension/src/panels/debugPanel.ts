@@ -7,14 +7,14 @@
  */
 
 import { CHECKING, boundsStatus, boundsStatusElement, checkBoundsToggle } from "./boundsCheck";
-import { formatNum, formatSeconds } from "./colorScale";
-import { isArch, parseTimeout } from "./compareForm";
-import { Listeners, h, replaceChildren } from "./dom";
-import { type Action, keysFor } from "./keymap";
-import type { DebugAction, DebugView, Every } from "./protocol";
-import type { Section } from "./sidePanel";
-import type { Actions, ViewState } from "./state";
-import { fractionOf } from "./timeline";
+import { formatNum, formatSeconds } from "../logic/colorScale";
+import { isArch, parseTimeout } from "./comparePanel";
+import { Listeners, h, replaceChildren } from "../logic/dom";
+import { type Action, keysFor } from "../logic/keymap";
+import type { DebugAction, DebugView, Every } from "../wire/protocol";
+import type { Section } from "./section";
+import type { Actions, ViewState } from "../logic/state";
+import { fractionOf } from "../logic/timeline";
 
 interface Control {
   action: DebugAction;

@@ -4,7 +4,7 @@
  * the rest (at equal match), since a graph is mostly built from its own kernels again.
  */
 
-import type { GraphView, KernelView } from "./protocol";
+import type { GraphView, KernelView } from "../wire/protocol";
 
 /** The references (`module:qualname`) of the kernels the graph dispatches. */
 export function usedKernels(graph: GraphView): Set<string> {

@@ -4,11 +4,11 @@
  * what Python is doing.
  */
 
-import { formatNum } from "./colorScale";
-import { Listeners, h, replaceChildren } from "./dom";
-import type { ExportArch, ExportView, Verdict, VerifyView } from "./protocol";
-import type { Section } from "./sidePanel";
-import type { Actions, ViewState } from "./state";
+import { formatNum } from "../logic/colorScale";
+import { Listeners, h, replaceChildren } from "../logic/dom";
+import type { ExportArch, ExportView, Verdict, VerifyView } from "../wire/protocol";
+import type { Section } from "./section";
+import type { Actions, ViewState } from "../logic/state";
 
 /** `n=256, G=128` -> `{n: 256, G: 128}`; a reason when the text does not parse. */
 export function parseDims(text: string): { ok: true; dims: Record<string, number> } | { ok: false; reason: string } {

@@ -3,10 +3,10 @@
  * `slot` is where later panels (debug, inspect, export) put their buttons.
  */
 
-import { countBySeverity } from "./diagnostics";
-import { Listeners, h } from "./dom";
-import { SHORTCUTS, keysFor } from "./keymap";
-import type { Actions, ViewState } from "./state";
+import { countBySeverity } from "../logic/diagnostics";
+import { Listeners, h } from "../logic/dom";
+import { SHORTCUTS, keysFor } from "../logic/keymap";
+import type { Actions, ViewState } from "../logic/state";
 
 export class Toolbar {
   readonly el: HTMLElement;

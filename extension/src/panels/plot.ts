@@ -4,7 +4,7 @@
  * NaN/Inf marked. The pixels and coordinates come from `raster.ts`.
  */
 
-import { cellAt, indexText, pictureCell, sourceIndex } from "./arrays";
+import { cellAt, indexText, pictureCell, sourceIndex } from "../logic/arrays";
 import {
   type ColorScale,
   type ScaleKind,
@@ -15,10 +15,10 @@ import {
   formatG,
   scaleFor,
   ticks,
-} from "./colorScale";
-import { h } from "./dom";
-import type { PictureView } from "./protocol";
-import { countNonfinite, heatmapPixels, lineBars, scatterPoints } from "./raster";
+} from "../logic/colorScale";
+import { h } from "../logic/dom";
+import type { PictureView } from "../wire/protocol";
+import { countNonfinite, heatmapPixels, lineBars, scatterPoints } from "../logic/raster";
 
 export const PLOT_WIDTH = 300;
 const PAD = 6;

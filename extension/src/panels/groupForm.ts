@@ -4,7 +4,7 @@
  * Python answers, so a name the model refuses is shown where it was typed and can be corrected.
  */
 
-import { Listeners, h } from "./dom";
+import { Listeners, h } from "../logic/dom";
 
 export class GroupForm {
   readonly el: HTMLFormElement;

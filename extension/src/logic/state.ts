@@ -3,7 +3,7 @@
  * the app for. Components never talk to the model directly.
  */
 
-import type { Badge } from "./diagnostics";
+import type { Badge } from "../logic/diagnostics";
 import type {
   ArgView,
   DebugAction,
@@ -15,9 +15,9 @@ import type {
   KernelView,
   Traits,
   ValuesOp,
-} from "./protocol";
-import type { NodeIndex } from "./selection";
-import type { Timeline } from "./timeline";
+} from "../wire/protocol";
+import type { NodeIndex } from "../logic/selection";
+import type { Timeline } from "../logic/timeline";
 
 /** The side panel's tabs. */
 export type PanelTab = "node" | "debug" | "inspect" | "export" | "values";

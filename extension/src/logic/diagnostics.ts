@@ -2,7 +2,7 @@
  * Diagnostics grouped per drawn node, for the badges on the graph.
  */
 
-import type { DiagnosticView, Severity } from "./protocol";
+import type { DiagnosticView, Severity } from "../wire/protocol";
 
 export interface Badge {
   severity: Severity;

@@ -6,11 +6,11 @@
  * comes, is shown here in the panel as well as in the banner.
  */
 
-import { parseArgShape } from "./bindingFilter";
-import { Listeners, h, replaceChildren } from "./dom";
-import type { Section } from "./sidePanel";
-import type { ArgSpec, ArgView, EditOp, GraphView, Role } from "./protocol";
-import type { Actions, ViewState } from "./state";
+import { parseArgShape } from "../logic/bindingFilter";
+import { Listeners, h, replaceChildren } from "../logic/dom";
+import type { Section } from "./section";
+import type { ArgSpec, ArgView, EditOp, GraphView, Role } from "../wire/protocol";
+import type { Actions, ViewState } from "../logic/state";
 
 /** The roles the model has (`graphlab.core.spec.ROLES`). */
 export const ARG_ROLES: readonly Role[] = ["state", "input", "output", "temp"];

@@ -77,3 +77,9 @@ export function isTextTarget(target: EventTarget | null): boolean {
   const type = (target as HTMLInputElement).type;
   return !["button", "checkbox", "radio", "submit", "reset"].includes(type);
 }
+
+/** The message of a failure, whatever was thrown. */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

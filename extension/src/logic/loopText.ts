@@ -1,4 +1,4 @@
-import type { LoopView } from "./protocol.gen";
+import type { LoopView } from "../wire/protocol.gen";
 
 /** How often a while loop reads its flag: "" every iteration, else "; flag read every k[, guarded…]". */
 export function loopReads(node: Pick<LoopView, "check_every" | "guarded">): string {

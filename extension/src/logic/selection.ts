@@ -6,7 +6,7 @@
  * them into a sequence. The range is front-end state only.
  */
 
-import type { GraphView, NodeView } from "./protocol";
+import type { GraphView, NodeView } from "../wire/protocol";
 
 export class NodeIndex {
   readonly byId = new Map<string, NodeView>();

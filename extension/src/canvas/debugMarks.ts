@@ -4,10 +4,10 @@
  * (folded bodies) to their nearest drawn ancestor.
  */
 
-import { formatSeconds } from "./colorScale";
-import { definitionId } from "./diagnostics";
+import { formatSeconds } from "../logic/colorScale";
+import { definitionId } from "../logic/diagnostics";
 import type { DebugMarks } from "./graphView";
-import type { DebugView } from "./protocol";
+import type { DebugView } from "../wire/protocol";
 
 /**
  * The drawn id standing for a node, step or repetition id: itself, its definition (loop iterations

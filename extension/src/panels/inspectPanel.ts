@@ -4,15 +4,15 @@
  * of values come as bytes (`inspect_picture`, `inspect_diff`, `inspect_page`) and are drawn here.
  */
 
-import { clampPage, decodeFloats, indexText, pageOf, ravel, unravel } from "./arrays";
-import { formatNum } from "./colorScale";
-import { Listeners, h, replaceChildren } from "./dom";
-import { errorText } from "./graphView";
+import { clampPage, decodeFloats, indexText, pageOf, ravel, unravel } from "../logic/arrays";
+import { formatNum } from "../logic/colorScale";
+import { Listeners, h, replaceChildren } from "../logic/dom";
+import { errorText } from "../logic/dom";
 import { spinner } from "./debugPanel";
 import { drawPicture } from "./plot";
-import type { InspectView, PageView, StatsView } from "./protocol";
-import type { Section } from "./sidePanel";
-import type { Actions, ViewState } from "./state";
+import type { InspectView, PageView, StatsView } from "../wire/protocol";
+import type { Section } from "./section";
+import type { Actions, ViewState } from "../logic/state";
 
 const STATS: (keyof StatsView)[] = ["min", "max", "mean", "std", "nan", "inf", "zeros"];
 

@@ -9,7 +9,7 @@
  * a reply drops its own request (an undo that changed nothing leaves the history as it was).
  */
 
-import type { HistoryView } from "./protocol";
+import type { HistoryView } from "../wire/protocol";
 
 export type UndoOp = "undo" | "redo";
 

@@ -6,10 +6,10 @@
  * error elsewhere opens this tab at the arg (`focusArg`).
  */
 
-import { Listeners, h, replaceChildren } from "./dom";
-import { EMPTY_VALUES, type ValueEntryView, type ValueFill, type ValuesOp } from "./protocol";
-import type { Section } from "./sidePanel";
-import type { ViewState } from "./state";
+import { Listeners, h, replaceChildren } from "../logic/dom";
+import { EMPTY_VALUES, type ValueEntryView, type ValueFill, type ValuesOp } from "../wire/protocol";
+import type { Section } from "./section";
+import type { ViewState } from "../logic/state";
 
 /** The first arg a missing-value error names (the widget's wording or run()'s), or null. */
 export function missingArgIn(text: string): string | null {

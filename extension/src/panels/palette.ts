@@ -4,11 +4,11 @@
  * end), with each parameter bound to the arg that fits it by name (else left unbound).
  */
 
-import { Listeners, h, replaceChildren } from "./dom";
-import { searchKernels, signature, usedKernels } from "./paletteSearch";
-import type { KernelView } from "./protocol";
-import { insertionPoint } from "./selection";
-import type { Actions, ViewState } from "./state";
+import { Listeners, h, replaceChildren } from "../logic/dom";
+import { searchKernels, signature, usedKernels } from "../logic/paletteSearch";
+import type { KernelView } from "../wire/protocol";
+import { insertionPoint } from "../logic/selection";
+import type { Actions, ViewState } from "../logic/state";
 
 export class Palette {
   readonly el: HTMLElement;

@@ -8,8 +8,8 @@
  * so a refusal (naming the field) shows in the form.
  */
 
-import { Listeners, h, replaceChildren } from "./dom";
-import type { ArgView, EditOp, GraphView } from "./protocol";
+import { Listeners, h, replaceChildren } from "../logic/dom";
+import type { ArgView, EditOp, GraphView } from "../wire/protocol";
 
 export type StructureKind = "while" | "count" | "cond";
 

@@ -7,7 +7,7 @@
  * values must be equal. Args without a dtype or format (textures) fit any dtype or format.
  */
 
-import type { ArgKind, ArgSpec, ArgView, ParamView, Role } from "./protocol";
+import type { ArgKind, ArgSpec, ArgView, ParamView, Role } from "../wire/protocol";
 
 /** Why `arg` cannot be bound to `param`, or null when it fits. */
 export function bindingProblem(param: ParamView, arg: ArgView): string | null {

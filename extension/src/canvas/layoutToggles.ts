@@ -5,8 +5,8 @@
  * more button opens the editor in its own main-area tab: a second live view of the same widget.
  */
 
-import { Listeners, h } from "./dom";
-import { TAB_HOST_READY, hostCanOpenTab, requestOwnTab } from "./ownTab";
+import { Listeners, h } from "../logic/dom";
+import { TAB_HOST_READY, hostCanOpenTab, requestOwnTab } from "../wire/ownTab";
 
 const TOGGLES = [
   {

@@ -4,7 +4,7 @@
  * read a buffer's short label (its full declaration is in the node's tooltip).
  */
 
-import { h } from "./dom";
+import { h } from "../logic/dom";
 
 const EDGES: readonly (readonly [string, string])[] = [
   ["gl-legend-read", "reads (buffer \u2192 dispatch)"],

@@ -8,9 +8,9 @@
  * start went; while a checked start is out, the panel says so even before that trait arrives.
  */
 
-import { formatSeconds } from "./colorScale";
-import { type Listeners, h } from "./dom";
-import type { Bounds, DebugView } from "./protocol";
+import { formatSeconds } from "../logic/colorScale";
+import { type Listeners, h } from "../logic/dom";
+import type { Bounds, DebugView } from "../wire/protocol";
 
 /** Shown while the checked run goes on. */
 export const CHECKING = "Checking bounds\u2026 (runs once in a child process)";

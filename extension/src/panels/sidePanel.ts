@@ -14,15 +14,15 @@ import {
   parseArgShape,
   parseElementShape,
   specFromParam,
-} from "./bindingFilter";
+} from "../logic/bindingFilter";
 import { DebugSection } from "./debugPanel";
-import { argNodeId, diagnosticLine } from "./diagnostics";
-import { Listeners, h, replaceChildren } from "./dom";
+import { argNodeId, diagnosticLine } from "../logic/diagnostics";
+import { Listeners, h, replaceChildren } from "../logic/dom";
 import { ExportSection } from "./exportPanel";
 import { InspectSection } from "./inspectPanel";
-import { keysFor } from "./keymap";
+import { keysFor } from "../logic/keymap";
 import { LoopForm } from "./loopForm";
-import { loopReads } from "./loopText";
+import { loopReads } from "../logic/loopText";
 import type {
   ArgView,
   BranchView,
@@ -33,20 +33,15 @@ import type {
   ParamView,
   Role,
   SequenceView,
-} from "./protocol";
-import type { Actions, PanelTab, ViewState } from "./state";
+} from "../wire/protocol";
+import type { Actions, PanelTab, ViewState } from "../logic/state";
 import { ValuesSection } from "./valuesPanel";
+import type { Section } from "./section";
 
 const NEW_ARG = "\u0000new";
 const UNBOUND = "\u0000unbound";
 const DTYPES = ["f32", "f64", "f16", "i32", "i64", "i16", "i8", "u32", "u64", "u16", "u8"];
 const ROLES: Role[] = ["state", "input", "output", "temp"];
-
-export interface Section {
-  readonly el: HTMLElement;
-  update(state: ViewState): void;
-  dispose(): void;
-}
 
 const TABS: { tab: PanelTab; label: string }[] = [
   { tab: "node", label: "Node" },

@@ -30,9 +30,3 @@ export const NO_MARKS: DebugMarks = {
   nonfinite: null,
   diverged: null,
 };
-
-/** The message of a failure, whatever was thrown. */
-export function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { DEFAULT_TIMEOUT_S, isArch, parseTimeout } from "../src/compareForm";
+import { DEFAULT_TIMEOUT_S, isArch, parseTimeout } from "../src/panels/comparePanel";
 
 describe("the compare form's timeout field", () => {
   it("takes a positive number of seconds, and empty for the default", () => {

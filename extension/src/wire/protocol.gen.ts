@@ -12,7 +12,7 @@
  * - Python checks what the front-end sends against it (`graphlab.widget.messages` reads the
  *   fields, which are required and their defaults from these classes, and refuses anything else);
  * - the front-end's TypeScript types are generated from it (`graphlab.widget.protocol_ts` writes
- *   `extension/src/protocol.gen.ts`; a test fails when the committed file is not what it writes).
+ *   `extension/src/wire/protocol.gen.ts`; a test fails when the committed file is not what it writes).
  *
  * Synced traits carry state (Python is the single writer, except `error`, which the banner may
  * clear). Custom messages carry intents: the front-end never edits the graph itself, it asks Python,
@@ -389,7 +389,7 @@ export interface DebugView {
 
 // --- the inspect panel: `inspect` and its three byte traits ------------------------------------------
 
-/** The values of `graphlab.widget.inspection.PictureKind`. */
+/** The values of `graphlab.widget.inspect_panel.PictureKind`. */
 export type PictureKind = "heatmap" | "line" | "scatter" | "none";
 
 /** Device statistics of a buffer or one of its components. */

@@ -11,7 +11,7 @@
  * Position `i` is "before step `i`": `i` dispatches have run; position `total` is the end.
  */
 
-import type { GraphView, NodeView } from "./protocol";
+import type { GraphView, NodeView } from "../wire/protocol";
 
 export interface StepAt {
   index: number;

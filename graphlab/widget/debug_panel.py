@@ -4,7 +4,7 @@ The widget does not step anything itself: every button is one call on the sessio
 (``step``, ``step_over``, ``continue_``, ``back``, ``goto``, ``restart``, ``find_first_nonfinite``,
 ``break_at``/``break_when``/``remove_breakpoint``, ``watch``/``unwatch``, ``inspect``, ``diff``,
 ``timing``), and what the session says comes back as the ``debugger`` trait (``DebugView`` in
-``extension/src/protocol.ts``) and the inspect traits. A session started from Python
+``extension/src/wire/protocol.ts``) and the inspect traits. A session started from Python
 (``editor.debug(values)``) is the same object the notebook holds: stepping it in a cell shows in
 the panel once the cell has run.
 
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from graphlab.core.errors import GraphlabError
 from graphlab.widget.checking import BoundsCheck
-from graphlab.widget.comparing import CompareRun, idle_view
-from graphlab.widget.inspection import (
+from graphlab.widget.compare_panel import CompareRun, idle_view
+from graphlab.widget.inspect_panel import (
     NO_PICTURE,
     PAGE_SIZE,
     Picture,
