@@ -1,5 +1,5 @@
 // The host's half of the editor widget's "open in its own tab" handshake (the widget's half, with the
-// same event names from graphlab/fileview/contract.py, is extension/src/ownTab.ts). The widget dispatches DOM events from its element;
+// same event names from graphlab/fileview/contract.py, is extension/src/wire/ownTab.ts). The widget dispatches DOM events from its element;
 // this plugin answers them for widgets drawn in a notebook cell, and opens a tab with JupyterLab's own
 // "Create New View for Cell Output" command: a second view of the same output, so of the same widget
 // model, and both views stay in sync. Only JupyterLab: Jupyter Notebook 7 shows one document per
