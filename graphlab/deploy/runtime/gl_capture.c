@@ -113,7 +113,7 @@ static gl_status write_arg(gl_graph *g, int a, const char *sub, uint64_t *bytes)
   const arg_value *v = &g->values[a];
   char path[4200];
   snprintf(path, sizeof path, "%s/%s/%s.npy", g->capture->dir, sub, arg->name);
-  if (arg->kind != KIND_NDARRAY) {
+  if (!GL_IS_ARRAY(arg->kind)) {
     size_t n = gl_dtype_size(arg->dtype);
     for (int e = 0; e < arg->elem_ndim; ++e) n *= (size_t)arg->elem[e];
     return write_npy(g, path, arg->dtype, arg->elem_ndim, arg->elem, v->value, n);
