@@ -497,3 +497,12 @@ def test_texture_args_cross_as_float32_texels_and_bad_texels_are_refused(check_e
         "arg 'img' of graph 'paint' is a texture of rgba8; pass float32 texels (its 2 dims, then 4 channel(s)), got f64"
     )
     assert want in done.stdout, done.stdout
+
+    # a texture format whose texels do not cross as float32 is refused naming the manifest entry
+    def integer_format(graphs):
+        next(a for a in graphs[0]["args"] if a["name"] == "tex")["fmt"] = "r32i"
+
+    copy = tampered(folder, tmp_path, integer_format, reseal=True)
+    done = run_check(check_exe, copy, "paint", inputs, tmp_path)
+    assert done.returncode == 1 and "error GL_ERROR_MANIFEST" in done.stdout, done.stdout
+    assert "the texture's format is not one whose texels cross as float32" in done.stdout, done.stdout
