@@ -14,6 +14,7 @@ nothing, Taichi's runtime included (no suppression file is needed), and any sani
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -285,6 +286,13 @@ def test_capture_with_segments_records_inputs_decisions_segments_outputs(check_e
     assert data["format"] == "graphlab.capture/1" and data["graph"] == "branchy" and data["module"] == "control"
     assert data["manifest_sha256"] == hashlib.sha256((control / "manifest.json").read_bytes()).hexdigest()
     assert data["platform"]["arch"] == arch_of(control) and data["platform"]["taichi_c_api_version"] >= 1007000
+    platform = data["platform"]
+    if arch_of(control) == "vulkan":  # the physical device Vulkan reports through Taichi's runtime interop
+        assert platform["device"] not in ("", "cpu") and len(platform["device"]) < 256, platform
+        assert re.fullmatch(r"vulkan 1\.\d+\.\d+, driver version 0x[0-9a-f]{8} \(vendor 0x[0-9a-f]{4,}\)",
+                            platform["driver"]), platform  # fmt: skip
+    else:  # Taichi's C API names no CPU
+        assert (platform["device"], platform["driver"]) == ("cpu", ""), platform
     assert data["dims"] == {"n": N} and data["limit_bytes"] == 0 and data["truncated"] is False
     assert data["decisions"] == [{"node": "branch", "scope": "branch", "kind": "cond", "value": 1, "outcome": "then"}]
     for name, value in inputs.items():
