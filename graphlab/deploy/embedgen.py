@@ -126,7 +126,10 @@ def typed_header(manifest: Manifest, graph: str, module: str) -> str:
             ref = f"args->{field}" if arg.kind == "matrix" else f"&args->{field}"
             sets.append(f"  if ((s = gl_graph_set_scalar(graph, {literal}, {gl_dtype}, {ref})) != GL_OK) return s;")
         else:
-            fields.append(f"  /* {_comment(arg.name)}: a texture; the runtime library does not pass textures yet */")
+            fields.append(
+                f"  /* {_comment(arg.name)}: a {arg.kind}; give its float32 texels (its dims, then the channels of its"
+                " format) with gl_graph_set_array and read them back with gl_graph_get_array */"
+            )
     dim_fields = [
         f"  int64_t dim_{c_identifier(d)}; /* symbolic dim '{_comment(d)}' (set it for the arrays given; 0 with"
         " none: the default) */"

@@ -14,6 +14,7 @@ nothing, Taichi's runtime included (no suppression file is needed), and any sani
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -285,6 +286,13 @@ def test_capture_with_segments_records_inputs_decisions_segments_outputs(check_e
     assert data["format"] == "graphlab.capture/1" and data["graph"] == "branchy" and data["module"] == "control"
     assert data["manifest_sha256"] == hashlib.sha256((control / "manifest.json").read_bytes()).hexdigest()
     assert data["platform"]["arch"] == arch_of(control) and data["platform"]["taichi_c_api_version"] >= 1007000
+    platform = data["platform"]
+    if arch_of(control) == "vulkan":  # the physical device Vulkan reports through Taichi's runtime interop
+        assert platform["device"] not in ("", "cpu") and len(platform["device"]) < 256, platform
+        assert re.fullmatch(r"vulkan 1\.\d+\.\d+, driver version 0x[0-9a-f]{8} \(vendor 0x[0-9a-f]{4,}\)",
+                            platform["driver"]), platform  # fmt: skip
+    else:  # Taichi's C API names no CPU
+        assert (platform["device"], platform["driver"]) == ("cpu", ""), platform
     assert data["dims"] == {"n": N} and data["limit_bytes"] == 0 and data["truncated"] is False
     assert data["decisions"] == [{"node": "branch", "scope": "branch", "kind": "cond", "value": 1, "outcome": "then"}]
     for name, value in inputs.items():
@@ -468,12 +476,41 @@ def test_a_manifest_that_is_no_export_is_refused(check_exe, control, tmp_path, t
 
 
 @pytest.mark.vulkan
-def test_a_texture_graph_is_refused_with_the_way_to_run_it(check_exe, ti_vulkan, tmp_path):
+def test_texture_args_cross_as_float32_texels_and_bad_texels_are_refused(check_exe, ti_vulkan, tmp_path):
     g = texture_graph()
     values = {"tex": ti.Texture(ti.Format.r32f, (6, 5)), "img": ti.Texture(ti.Format.rgba8, (6, 5)),
               "y": np.zeros((6, 5), np.float32), "out": np.zeros((6, 5), np.float32), "s": 3.0}  # fmt: skip
     folder = gl.export(g, tmp_path / "paint", "vulkan", values=values, progress=False).path
-    assert "tex: a texture; the runtime library does not pass textures yet" in (folder / "include/paint.h").read_text()
-    done = run_check(check_exe, folder, "paint", {}, tmp_path)
-    assert done.returncode == 1 and "error GL_ERROR_UNSUPPORTED" in done.stdout
-    assert "graph 'paint': arg 'tex' is a texture, which the runtime library does not pass yet" in done.stdout
+    assert "tex: a rw_texture; give its float32 texels" in (folder / "include/paint.h").read_text()
+    rng = np.random.default_rng(5)
+    img, y = rng.uniform(0, 1, (6, 5, 4)).astype(np.float32), rng.uniform(0, 1, (6, 5)).astype(np.float32)
+    zeros = np.zeros((6, 5), np.float32)
+    inputs = {"img": img, "y": y, "s": np.float32(3.0), "tex": np.zeros((6, 5, 1), np.float32), "out": zeros}
+    done = run_check(check_exe, folder, "paint", inputs, tmp_path, outputs="tex,out")
+    assert done.returncode == 0, done.stdout + done.stderr
+    tex = out_array(tmp_path, "paint", "tex").reshape(6, 5, 1)
+    np.testing.assert_array_equal(tex, 3 * y[..., None])
+    quantised = np.round(img * 255) / 255  # rgba8 keeps 8 bits per channel
+    want = quantised[..., 0] + 2 * quantised[..., 3] + 3 * y
+    np.testing.assert_allclose(out_array(tmp_path, "paint", "out").reshape(6, 5), want, atol=1e-6)
+
+    # texels of the wrong channel count or dtype are refused with the texture named, before anything runs
+    done = run_check(check_exe, folder, "paint", {"img": np.zeros((6, 5, 1), np.float32), "y": y, "s": np.float32(1)},
+                     tmp_path)  # fmt: skip
+    assert done.returncode == 1 and "error GL_ERROR_ARGUMENT" in done.stdout, done.stdout
+    assert "arg 'img' of graph 'paint': shape[2] is 1, but its element shape needs 4" in done.stdout
+    done = run_check(check_exe, folder, "paint", {"img": np.zeros((6, 5, 4), np.float64), "y": y, "s": np.float32(1)},
+                     tmp_path)  # fmt: skip
+    want = (
+        "arg 'img' of graph 'paint' is a texture of rgba8; pass float32 texels (its 2 dims, then 4 channel(s)), got f64"
+    )
+    assert want in done.stdout, done.stdout
+
+    # a texture format whose texels do not cross as float32 is refused naming the manifest entry
+    def integer_format(graphs):
+        next(a for a in graphs[0]["args"] if a["name"] == "tex")["fmt"] = "r32i"
+
+    copy = tampered(folder, tmp_path, integer_format, reseal=True)
+    done = run_check(check_exe, copy, "paint", inputs, tmp_path)
+    assert done.returncode == 1 and "error GL_ERROR_MANIFEST" in done.stdout, done.stdout
+    assert "the texture's format is not one whose texels cross as float32" in done.stdout, done.stdout

@@ -107,13 +107,63 @@ static gl_status write_npy(gl_graph *g, const char *path, gl_dtype dtype, int nd
   return ok ? GL_OK : gl_fail(g->error, GL_ERROR_IO, "capture: writing %s failed (%s)", path, strerror(errno));
 }
 
+/* ---- platform: what device and driver ran the capture ---- */
+
+/* Taichi's TiVulkanRuntimeInteropInfo and the head of VkPhysicalDeviceProperties, spelled without the
+ * Vulkan headers (which the library does not need otherwise; both layouts are frozen by their ABIs). */
+typedef void (*vk_void_fn)(void);
+typedef vk_void_fn (*vk_get_instance_proc_addr_fn)(void *instance, const char *name);
+typedef struct vk_interop {
+  vk_get_instance_proc_addr_fn get_instance_proc_addr;
+  uint32_t api_version;
+  void *instance, *physical_device, *device, *compute_queue;
+  uint32_t compute_queue_family_index;
+  void *graphics_queue;
+  uint32_t graphics_queue_family_index;
+} vk_interop;
+typedef void (*vk_get_properties_fn)(void *physical_device, void *properties);
+void TI_API_CALL ti_export_vulkan_runtime(TiRuntime runtime, vk_interop *interop_info);
+
+/* The device and driver names: the Vulkan physical device's name and its driver's version number, as
+ * Vulkan reports them through Taichi's runtime interop; "cpu" and "" on x64. Taichi's C API gives no
+ * names for CPU or CUDA runtimes (its capabilities are feature levels), so those stay as they are. */
+static void platform_names(gl_module *m, char *device, size_t device_size, char *driver, size_t driver_size) {
+  snprintf(device, device_size, "%s", m->ti_arch == TI_ARCH_X64 ? "cpu" : "");
+  driver[0] = '\0';
+  if (m->ti_arch != TI_ARCH_VULKAN) return;
+  vk_interop interop;
+  memset(&interop, 0, sizeof interop);
+  ti_export_vulkan_runtime(m->runtime, &interop);
+  if (ti_get_last_error(0, NULL) != TI_ERROR_SUCCESS || interop.get_instance_proc_addr == NULL) {
+    ti_set_last_error(TI_ERROR_SUCCESS, NULL);
+    return;
+  }
+  vk_get_properties_fn get_properties;
+  vk_void_fn fn = interop.get_instance_proc_addr(interop.instance, "vkGetPhysicalDeviceProperties");
+  memcpy(&get_properties, &fn, sizeof fn);
+  if (get_properties == NULL) return;
+  /* VkPhysicalDeviceProperties: apiVersion, driverVersion, vendorID, deviceID, deviceType (4 bytes
+   * each), then deviceName[256]; the rest (limits, ~800 bytes) fits the buffer. */
+  union {
+    uint64_t align;
+    unsigned char bytes[4096];
+  } properties;
+  memset(&properties, 0, sizeof properties);
+  get_properties(interop.physical_device, properties.bytes);
+  uint32_t head[5];
+  memcpy(head, properties.bytes, sizeof head);
+  snprintf(device, device_size, "%.*s", 255, (const char *)properties.bytes + 20);
+  snprintf(driver, driver_size, "vulkan %u.%u.%u, driver version 0x%08x (vendor 0x%04x)", (head[0] >> 22) & 0x7fu,
+           (head[0] >> 12) & 0x3ffu, head[0] & 0xfffu, head[1], head[2]);
+}
+
 /* Write arg `a` (downloaded, or its scalar value) to dir/<name>.npy; relative path into *rel. */
 static gl_status write_arg(gl_graph *g, int a, const char *sub, uint64_t *bytes) {
   const arg_spec *arg = &g->spec->args[a];
   const arg_value *v = &g->values[a];
   char path[4200];
   snprintf(path, sizeof path, "%s/%s/%s.npy", g->capture->dir, sub, arg->name);
-  if (arg->kind != KIND_NDARRAY) {
+  if (!GL_IS_ARRAY(arg->kind)) {
     size_t n = gl_dtype_size(arg->dtype);
     for (int e = 0; e < arg->elem_ndim; ++e) n *= (size_t)arg->elem[e];
     return write_npy(g, path, arg->dtype, arg->elem_ndim, arg->elem, v->value, n);
@@ -263,8 +313,13 @@ gl_status gl_capture_end(gl_graph *g) {
   put_string(&t, m->module_name);
   puts_(&t, ",\n  \"platform\": {\"arch\": ");
   put_string(&t, m->arch);
-  putf(&t, ", \"device\": \"%s\", \"driver\": \"\", \"taichi_c_api_version\": %u, \"graphlab_version\": ",
-       m->ti_arch == TI_ARCH_X64 ? "cpu" : "", (unsigned)ti_get_version());
+  char device[256], driver[128];
+  platform_names(m, device, sizeof device, driver, sizeof driver);
+  puts_(&t, ", \"device\": ");
+  put_string(&t, device);
+  puts_(&t, ", \"driver\": ");
+  put_string(&t, driver);
+  putf(&t, ", \"taichi_c_api_version\": %u, \"graphlab_version\": ", (unsigned)ti_get_version());
   put_string(&t, m->graphlab_version);
   puts_(&t, "},\n  \"dims\": {");
   int dims = 0;

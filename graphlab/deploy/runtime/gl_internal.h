@@ -16,6 +16,9 @@
 #define GL_ERROR_SIZE 2048
 
 typedef enum arg_kind { KIND_SCALAR, KIND_NDARRAY, KIND_MATRIX, KIND_TEXTURE, KIND_RW_TEXTURE } arg_kind;
+/* Args whose values are arrays on the host: ndarrays, and textures' float32 texels. */
+#define GL_IS_TEXTURE(kind) ((kind) == KIND_TEXTURE || (kind) == KIND_RW_TEXTURE)
+#define GL_IS_ARRAY(kind) ((kind) == KIND_NDARRAY || GL_IS_TEXTURE(kind))
 typedef enum arg_role { ROLE_INPUT, ROLE_OUTPUT, ROLE_STATE, ROLE_TEMP } arg_role;
 typedef enum op_kind { OP_SEGMENT, OP_REPEAT, OP_COND, OP_LOOP } op_kind;
 
@@ -32,6 +35,8 @@ typedef struct arg_spec {
   int64_t elem[2];
   int slot;                       /* memory-plan slot of a temp, or -1 */
   int written;                    /* in the graph's "writes" */
+  TiFormat format;                /* textures: the image's format (texels are f32, elem[0] channels) */
+  char fmt[16];                   /* textures: its name, for the copy graphs' names */
 } arg_spec;
 
 typedef struct segment_spec {
@@ -147,6 +152,8 @@ typedef struct arg_value {
   size_t own_bytes;
   int value_set;                  /* scalars, matrices */
   unsigned char value[128];
+  TiImage image;                  /* textures: the image the copy graphs fill and read */
+  int64_t image_shape[3];         /* the field dims it was allocated for */
   TiMemory saved;                 /* a guarded loop's copy */
   size_t saved_bytes;
 } arg_value;

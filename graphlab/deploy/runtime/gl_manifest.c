@@ -366,6 +366,46 @@ static int find_arg(const graph_spec *g, const char *name) {
   return -1;
 }
 
+/* A texture arg's values cross as float32 texels (its dims, then its format's channels), as
+ * graphlab.bridge.texture_formats has them: the format is the arg's "fmt", else its sample's, else rgba32f. */
+static gl_status read_texture(gl_module *m, const gl_json *j, arg_spec *a, const char *where) {
+  static const struct {
+    const char *name;
+    TiFormat format;
+    int channels;
+  } formats[] = {{"r32f", TI_FORMAT_R32F, 1},     {"rg32f", TI_FORMAT_RG32F, 2},   {"rgba32f", TI_FORMAT_RGBA32F, 4},
+                 {"r16f", TI_FORMAT_R16F, 1},     {"rg16f", TI_FORMAT_RG16F, 2},   {"rgba16f", TI_FORMAT_RGBA16F, 4},
+                 {"r8", TI_FORMAT_R8, 1},         {"rg8", TI_FORMAT_RG8, 2},       {"rgba8", TI_FORMAT_RGBA8, 4},
+                 {"r16", TI_FORMAT_R16, 1},       {"rg16", TI_FORMAT_RG16, 2},     {"rgba16", TI_FORMAT_RGBA16, 4}};
+  const char *fmt = str_of(gl_json_get(j, "fmt"));
+  if (fmt == NULL) fmt = str_of(gl_json_get(gl_json_get(j, "sample"), "fmt"));
+  if (fmt == NULL) fmt = "rgba32f";
+  if (a->ndim < 1 || a->ndim > 3) return bad(m, where, "a texture needs 1 to 3 dims");
+  a->dtype = GL_F32;
+  for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f) {
+    if (strcmp(formats[f].name, fmt) != 0) continue;
+    a->format = formats[f].format;
+    snprintf(a->fmt, sizeof a->fmt, "%s", fmt);
+    a->elem_ndim = 1;
+    a->elem[0] = formats[f].channels;
+    for (int d = 0; d < GL_MAX_DIMS; ++d) a->fixed[d] = -1;
+    const gl_json *shape = gl_json_get(j, "shape");
+    if (shape == NULL || shape->type != GL_JSON_ARRAY) return GL_OK;
+    if ((int)shape->count != a->ndim) return bad(m, where, "shape has not ndim entries");
+    a->shape_known = 1;
+    int d = 0;
+    for (const gl_json *e = shape->child; e != NULL; e = e->next, ++d) {
+      long long size = -1;
+      if (e->type == GL_JSON_STRING) a->dim[d] = gl_strdup(e->text);
+      else if (e->type != GL_JSON_NULL && (gl_json_int(e, &size) != 0 || size < 0)) return bad(m, where, "a shape entry is no size");
+      a->fixed[d] = size;
+    }
+    return GL_OK;
+  }
+  return bad(m, where, "the texture's format is not one whose texels cross as float32 (r32f rg32f rgba32f r16f rg16f "
+             "rgba16f r8 rg8 rgba8 r16 rg16 rgba16); re-export it with one of those");
+}
+
 static gl_status read_arg(gl_module *m, const gl_json *j, arg_spec *a, const char *where) {
   static const char *const kinds[] = {"scalar", "ndarray", "matrix", "texture", "rw_texture"};
   static const char *const roles[] = {"input", "output", "state", "temp"};
@@ -387,6 +427,7 @@ static gl_status read_arg(gl_module *m, const gl_json *j, arg_spec *a, const cha
   gl_json_int(gl_json_get(j, "ndim"), &ndim);
   if (ndim < 0 || ndim > GL_MAX_DIMS) return bad(m, where, "ndim must be 0 to 8");
   a->ndim = (int)ndim;
+  if (GL_IS_TEXTURE(a->kind)) return read_texture(m, j, a, where);
   const gl_json *elem = gl_json_get(j, "element_shape");
   for (const gl_json *e = elem ? elem->child : NULL; e != NULL; e = e->next) {
     long long v;

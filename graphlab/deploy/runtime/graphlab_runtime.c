@@ -373,6 +373,7 @@ static void free_graph(gl_graph *g) {
   for (int a = 0; a < g->spec->arg_count; ++a) {
     release(g, g->values[a].own);
     release(g, g->values[a].saved);
+    if (g->values[a].image != TI_NULL_HANDLE) ti_free_image(g->module->runtime, g->values[a].image);
   }
   for (int s = 0; s < g->slot_count; ++s) release(g, g->slots[s].memory);
   release(g, g->flag_staging);
@@ -390,11 +391,6 @@ static void free_graph(gl_graph *g) {
 
 static gl_status make_graph(gl_module *m, int index, gl_graph **out) {
   const graph_spec *spec = &m->specs[index];
-  for (int a = 0; a < spec->arg_count; ++a)
-    if (spec->args[a].kind == KIND_TEXTURE || spec->args[a].kind == KIND_RW_TEXTURE)
-      return gl_fail(m->error, GL_ERROR_UNSUPPORTED, "graph '%s': arg '%s' is a texture, which the runtime library does "
-                     "not pass yet; run this graph with the host program (host/main.c) or gl.load_module", spec->name,
-                     spec->args[a].name);
   gl_graph *g = calloc(1, sizeof *g);
   if (g == NULL) return gl_fail(m->error, GL_ERROR_MEMORY, "out of memory");
   g->module = m;
@@ -481,10 +477,13 @@ static const char *kind_name(arg_kind kind) {
 /* Check a given array's dtype and shape against the arg (the symbolic dims are checked at run). */
 static gl_status check_array(gl_graph *g, int a, gl_dtype dtype, int ndim, const int64_t *shape, const char *call) {
   const arg_spec *arg = &g->spec->args[a];
-  if (arg->kind != KIND_NDARRAY)
-    return gl_fail(g->error, GL_ERROR_ARGUMENT, "%s: arg '%s' of graph '%s' is a %s, not an ndarray; use %s", call,
-                   arg->name, g->spec->name, kind_name(arg->kind),
-                   arg->kind == KIND_SCALAR || arg->kind == KIND_MATRIX ? "gl_graph_set_scalar" : "the host program");
+  if (!GL_IS_ARRAY(arg->kind))
+    return gl_fail(g->error, GL_ERROR_ARGUMENT, "%s: arg '%s' of graph '%s' is a %s, not an ndarray; use "
+                   "gl_graph_set_scalar", call, arg->name, g->spec->name, kind_name(arg->kind));
+  if (GL_IS_TEXTURE(arg->kind) && dtype != GL_F32)
+    return gl_fail(g->error, GL_ERROR_ARGUMENT, "%s: arg '%s' of graph '%s' is a %s of %s; pass float32 texels (its %d "
+                   "dims, then %lld channel(s)), got %s", call, arg->name, g->spec->name, kind_name(arg->kind), arg->fmt,
+                   arg->ndim, (long long)arg->elem[0], gl_dtype_name(dtype));
   if (dtype != arg->dtype)
     return gl_fail(g->error, GL_ERROR_ARGUMENT, "%s: arg '%s' of graph '%s' is %s, got %s; convert the data to %s", call,
                    arg->name, g->spec->name, gl_dtype_name(arg->dtype), gl_dtype_name(dtype), gl_dtype_name(arg->dtype));
@@ -687,7 +686,7 @@ static gl_status size_missing(gl_graph *g, const binding *b, int n) {
     int same = v->sized && v->memory != TI_NULL_HANDLE && v->nbytes == nbytes;
     set_shape(v, arg, shape);
     if (same) continue; /* kept from the last run: state carries over */
-    if (arg->slot >= 0) continue;
+    if (arg->slot >= 0 && arg->kind == KIND_NDARRAY) continue;
     TRY(own_memory(g, a, nbytes));
     v->memory = v->own;
     TRY(upload(g, v->memory, NULL, nbytes)); /* outputs, state and temps start at zero */
@@ -749,6 +748,80 @@ static gl_status check_relations(gl_graph *g) {
   return GL_OK;
 }
 
+/* ---- textures: images filled from and read back into the args' float32 texel buffers ---- */
+
+static TiTexture texture_of(const gl_graph *g, int a) {
+  static const TiImageDimension dimensions[] = {TI_IMAGE_DIMENSION_1D, TI_IMAGE_DIMENSION_2D, TI_IMAGE_DIMENSION_3D};
+  const arg_spec *arg = &g->spec->args[a];
+  const arg_value *v = &g->values[a];
+  TiTexture texture;
+  memset(&texture, 0, sizeof texture);
+  texture.image = v->image;
+  texture.dimension = dimensions[arg->ndim - 1];
+  texture.extent.width = (uint32_t)v->shape[0];
+  texture.extent.height = arg->ndim > 1 ? (uint32_t)v->shape[1] : 1;
+  texture.extent.depth = arg->ndim > 2 ? (uint32_t)v->shape[2] : 1;
+  texture.extent.array_layer_count = 1;
+  texture.format = arg->format;
+  return texture;
+}
+
+/* An image of each texture arg's size (kept while the size stays). */
+static gl_status allocate_images(gl_graph *g) {
+  for (int a = 0; a < g->spec->arg_count; ++a) {
+    const arg_spec *arg = &g->spec->args[a];
+    arg_value *v = &g->values[a];
+    if (!GL_IS_TEXTURE(arg->kind)) continue;
+    if (v->image != TI_NULL_HANDLE && memcmp(v->image_shape, v->shape, sizeof(int64_t) * (size_t)arg->ndim) == 0)
+      continue;
+    if (v->image != TI_NULL_HANDLE) ti_free_image(g->module->runtime, v->image);
+    v->image = TI_NULL_HANDLE;
+    TiTexture texture = texture_of(g, a);
+    TiImageAllocateInfo info;
+    memset(&info, 0, sizeof info);
+    info.dimension = texture.dimension;
+    info.extent = texture.extent;
+    info.mip_level_count = 1;
+    info.format = arg->format;
+    info.usage = TI_IMAGE_USAGE_STORAGE_BIT | TI_IMAGE_USAGE_SAMPLED_BIT;
+    v->image = ti_allocate_image(g->module->runtime, &info);
+    TRY(gl_ti_check(g->error, "ti_allocate_image"));
+    memcpy(v->image_shape, v->shape, sizeof(int64_t) * (size_t)arg->ndim);
+  }
+  return GL_OK;
+}
+
+/* Launch the module's copy graph graphlab_upload_<fmt>_<n>d (buffer to image) or _download_ (back) for
+ * every texture arg; Taichi's C API has no copy between memory and an image. */
+static gl_status copy_textures(gl_graph *g, int to_image) {
+  for (int a = 0; a < g->spec->arg_count; ++a) {
+    const arg_spec *arg = &g->spec->args[a];
+    if (!GL_IS_TEXTURE(arg->kind)) continue;
+    char name[64];
+    snprintf(name, sizeof name, "graphlab_%s_%s_%dd", to_image ? "upload" : "download", arg->fmt, arg->ndim);
+    TiComputeGraph graph = ti_get_aot_module_compute_graph(g->module->aot, name);
+    gl_status s = gl_ti_check(g->error, "ti_get_aot_module_compute_graph");
+    if (s != GL_OK || graph == TI_NULL_HANDLE)
+      return gl_fail(g->error, GL_ERROR_TAICHI, "graph '%s': texture '%s': the module lacks its copy graph '%s'; "
+                     "re-export it", g->spec->name, arg->name, name);
+    TiNamedArgument args[2];
+    memset(args, 0, sizeof args);
+    args[0].name = to_image ? "src" : "dst";
+    args[0].argument.type = TI_ARGUMENT_TYPE_NDARRAY;
+    TiNdArray *texels = &args[0].argument.value.ndarray;
+    texels->memory = g->values[a].memory;
+    texels->shape.dim_count = (uint32_t)(arg->ndim + 1);
+    for (int d = 0; d <= arg->ndim; ++d) texels->shape.dims[d] = (uint32_t)g->values[a].shape[d];
+    texels->elem_type = TI_DATA_TYPE_F32;
+    args[1].name = "tex";
+    args[1].argument.type = TI_ARGUMENT_TYPE_TEXTURE;
+    args[1].argument.value.texture = texture_of(g, a);
+    ti_launch_compute_graph(g->module->runtime, graph, 2, args);
+    TRY(gl_ti_check(g->error, "ti_launch_compute_graph(texture copy)"));
+  }
+  return GL_OK;
+}
+
 /* The named arguments of each segment. Taichi 1.7.4 takes 32-bit scalars as TI_ARGUMENT_TYPE_F32 or
  * _I32; TI_ARGUMENT_TYPE_SCALAR accepts only 16-bit types; matrices go as TI_ARGUMENT_TYPE_TENSOR. */
 static gl_status build_arguments(gl_graph *g) {
@@ -763,7 +836,10 @@ static gl_status build_arguments(gl_graph *g) {
       named->name = arg->name;
       TiArgument *value = &named->argument;
       TiDataType ti_dtype = TI_DTYPES[arg->dtype];
-      if (arg->kind == KIND_NDARRAY) {
+      if (GL_IS_TEXTURE(arg->kind)) {
+        value->type = TI_ARGUMENT_TYPE_TEXTURE;
+        value->value.texture = texture_of(g, a);
+      } else if (arg->kind == KIND_NDARRAY) {
         value->type = TI_ARGUMENT_TYPE_NDARRAY;
         value->value.ndarray.memory = v->memory;
         value->value.ndarray.shape.dim_count = (uint32_t)arg->ndim;
@@ -806,6 +882,7 @@ static gl_status prepare(gl_graph *g) {
   free(b);
   TRY(s);
   TRY(check_relations(g));
+  TRY(allocate_images(g));
   return build_arguments(g);
 }
 
@@ -952,7 +1029,9 @@ gl_status gl_graph_run(gl_graph *g, gl_decision_fn on_decision, void *user) {
   g->scope[0] = '\0';
   g->last_capture[0] = '\0';
   if (g->capture_folder != NULL) TRY(gl_capture_begin(g));
-  gl_status s = run_block(g, g->spec->body, g->spec->body_len);
+  gl_status s = copy_textures(g, 1);
+  if (s == GL_OK) s = run_block(g, g->spec->body, g->spec->body_len);
+  if (s == GL_OK) s = copy_textures(g, 0);
   if (s == GL_OK) s = wait_device(g);
   if (g->capture != NULL) {
     if (s == GL_OK) s = gl_capture_end(g);
@@ -971,7 +1050,7 @@ gl_status gl_graph_arg_bytes(gl_graph *g, const char *name, size_t *bytes) {
   if (g == NULL || bytes == NULL) return GL_ERROR_ARGUMENT;
   int a;
   TRY(lookup(g, name, "gl_graph_arg_bytes", &a));
-  if (g->spec->args[a].kind != KIND_NDARRAY)
+  if (!GL_IS_ARRAY(g->spec->args[a].kind))
     return gl_fail(g->error, GL_ERROR_ARGUMENT, "gl_graph_arg_bytes: arg '%s' is not an ndarray", name);
   if (!g->values[a].sized) TRY(prepare(g));
   *bytes = g->values[a].nbytes;
@@ -983,7 +1062,7 @@ gl_status gl_graph_get_array(gl_graph *g, const char *name, void *data, size_t b
   int a;
   TRY(lookup(g, name, "gl_graph_get_array", &a));
   arg_value *v = &g->values[a];
-  if (g->spec->args[a].kind != KIND_NDARRAY)
+  if (!GL_IS_ARRAY(g->spec->args[a].kind))
     return gl_fail(g->error, GL_ERROR_ARGUMENT, "gl_graph_get_array: arg '%s' of graph '%s' is a %s, not an ndarray",
                    name, g->spec->name, kind_name(g->spec->args[a].kind));
   if (!v->sized || v->memory == TI_NULL_HANDLE)

@@ -61,7 +61,7 @@ typedef enum gl_status {
   GL_ERROR_IO = -6,          /* a file could not be read or written */
   GL_ERROR_MEMORY = -7,      /* out of host memory */
   GL_ERROR_STATE = -8,       /* a call out of order (a graph of a module that failed to open, ...) */
-  GL_ERROR_UNSUPPORTED = -9, /* something the library does not run (texture args: use the host program) */
+  GL_ERROR_UNSUPPORTED = -9, /* something Taichi's C API cannot pass (an f64 scalar, ...) */
   GL_ERROR_LOOP = -10        /* a guarded loop's replay never cleared its flag */
 } gl_status;
 
@@ -104,7 +104,9 @@ GL_API gl_status gl_graph_get(gl_module *module, const char *name, gl_graph **ou
 GL_API const char *gl_graph_error(const gl_graph *graph);
 
 /* Copy a host array into the arg's device memory (allocated, or reused when the size fits). `shape`
- * holds the field dims then the element dims (as numpy has them), `ndim` their count. */
+ * holds the field dims then the element dims (as numpy has them), `ndim` their count. A texture arg
+ * takes float32 texels (its dims, then its format's channels): the module's copy graphs move them into
+ * an image before the run and back after it, so gl_graph_get_array reads them too. */
 GL_API gl_status gl_graph_set_array(gl_graph *graph, const char *name, const void *data, gl_dtype dtype, int ndim,
                              const int64_t *shape);
 /* Pass the caller's own device memory (zero-copy; it must hold the shape's bytes and outlive its use). */
