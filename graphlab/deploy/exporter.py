@@ -301,7 +301,7 @@ def export(
     >>> result.graphs, result.arch
     (('demo',), 'x64')
     >>> sorted(os.listdir(folder))
-    ['host', 'manifest.json', 'module', 'source']
+    ['host', 'include', 'manifest.json', 'module', 'runtime', 'source']
     >>> sorted(os.listdir(result.host))
     ['CMakeLists.txt', 'README.md', 'main.c', 'npy.c', 'npy.h']
     >>> gl.export(g, folder, arch="x64")  # doctest: +ELLIPSIS

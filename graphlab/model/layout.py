@@ -74,6 +74,10 @@ class Layout:
         object.__setattr__(self, "positions", MappingProxyType(dict(self.positions)))
         object.__setattr__(self, "guessed", MappingProxyType({k: frozenset(v) for k, v in self.guessed.items() if v}))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle (and deepcopy) as plain dicts: a read-only ``mappingproxy`` does not pickle."""
+        return (Layout, (dict(self.positions), dict(self.guessed)))
+
     def placed(self, positions: Mapping[str, Any]) -> Layout:
         """These nodes at these positions (others keep theirs); GraphError names a bad one."""
         new = dict(self.positions)
