@@ -93,6 +93,10 @@ export class FlowCanvas {
   private whole = false;
   private disposed = false;
   private elkMs: number | null = null;
+  /** Label widths by font and text, for the font family they were measured in. */
+  private readonly widths = new Map<string, number>();
+  private widthsFamily = "";
+  private measureContext: CanvasRenderingContext2D | null | undefined;
   private readonly events: CanvasEvents;
   private readonly resize: ResizeObserver;
 
@@ -341,14 +345,28 @@ export class FlowCanvas {
     );
   }
 
-  /** Labels measured in the font the browser draws them in. */
+  /**
+   * Labels measured in the font the browser draws them in; a label measured before in the same font
+   * is not measured again (an edit changes a few labels of a graph).
+   */
   private measure(): Measure {
     const family = getComputedStyle(this.el).fontFamily || "sans-serif";
-    const context = document.createElement("canvas").getContext("2d");
+    if (family !== this.widthsFamily) {
+      this.widths.clear();
+      this.widthsFamily = family;
+    }
+    this.measureContext ??= document.createElement("canvas").getContext("2d");
+    const context = this.measureContext;
     return (text, font) => {
       if (!context) return text.length * (font === "title" ? 8 : 7);
-      context.font = font === "title" ? `600 13px ${family}` : `11px ${family}`;
-      return Math.ceil(context.measureText(text).width) + 2; // sub-pixel rounding of the DOM's text
+      const key = `${font}\u0000${text}`;
+      let width = this.widths.get(key);
+      if (width === undefined) {
+        context.font = font === "title" ? `600 13px ${family}` : `11px ${family}`;
+        width = Math.ceil(context.measureText(text).width) + 2; // sub-pixel rounding of the DOM's text
+        this.widths.set(key, width);
+      }
+      return width;
     };
   }
 
