@@ -99,6 +99,8 @@ export class FlowCanvas {
   private measureContext: CanvasRenderingContext2D | null | undefined;
   private readonly events: CanvasEvents;
   private readonly resize: ResizeObserver;
+  /** The canvas's size as its resize observer last saw it (null before the first observation). */
+  private size: { width: number; height: number } | null = null;
 
   constructor(private readonly app: CanvasHost) {
     this.el = h("div", { class: "gl-canvas gl-flow-canvas", tabindex: 0, "aria-label": "graph canvas" });
@@ -137,7 +139,9 @@ export class FlowCanvas {
       }
     });
     this.el.addEventListener("keydown", (e) => this.key(e));
-    this.resize = new ResizeObserver(() => {
+    this.resize = new ResizeObserver((entries) => {
+      const box = entries[entries.length - 1]?.contentRect;
+      if (box) this.size = { width: box.width, height: box.height };
       // after React Flow has seen the new size too (its own observer runs in the same round)
       if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fitView(!this.whole), 40);
     });
@@ -391,7 +395,8 @@ export class FlowCanvas {
       } // a group is marked by its title
       else box = null;
     }
-    const canvas = { width: this.el.clientWidth, height: this.el.clientHeight };
+    // the size the resize observer saw: reading clientWidth here would force a layout on every edit
+    const canvas = this.size ?? { width: this.el.clientWidth, height: this.el.clientHeight };
     // the overview is for a drawing larger than the view: with everything in view it only covers nodes
     const outside = [...this.positions].some(([id, p]) => {
       const s = this.sizes.get(id);
