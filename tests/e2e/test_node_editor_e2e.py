@@ -349,3 +349,20 @@ def test_double_click_renames_the_menu_makes_a_loop_event_and_esc_closes_the_hel
     page.keyboard.press("Escape")
     expect(w.locator(".gl-help")).to_be_hidden()
     nb.shot("node-editor-09-renamed", w)
+
+
+def test_a_widget_first_drawn_in_a_tall_window_shrinks_with_the_window(lab, page, artifacts):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    nb = Notebook(page, artifacts)
+    nb.open(lab.notebook_url("quickstart.ipynb"))
+    nb.run_code(MPM88)
+    w = nb.widget()
+    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
+    page.wait_for_timeout(300)
+    tall = w.locator(".gl-editor").evaluate("el => el.getBoundingClientRect().height")
+    assert tall > 800, f"mpm88 at 1920x1080 should be drawn taller than the smaller window: {tall}"
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.wait_for_function(
+        "() => document.querySelector('.gl-editor').getBoundingClientRect().height <= 800", timeout=5_000
+    )
+    nb.shot("node-editor-09-mpm88-shrinks-with-the-window", w)
