@@ -205,6 +205,10 @@ export class EditorApp implements Actions {
     );
     el.append(this.root);
     this.layoutToggles.watch(this.root);
+    // the widget's height follows the window too: a widget first drawn in a tall window shrinks with it
+    this.listeners.on(window, "resize", () =>
+      this.layoutToggles.followContent(this.root, this.canvas.el, this.canvas.drawingSize.height),
+    );
     this.undoStack.sync(this.read("history"));
     this.state = this.buildState();
 

@@ -349,3 +349,38 @@ def test_double_click_renames_the_menu_makes_a_loop_event_and_esc_closes_the_hel
     page.keyboard.press("Escape")
     expect(w.locator(".gl-help")).to_be_hidden()
     nb.shot("node-editor-09-renamed", w)
+
+
+#: A chain of 30 dispatches: a drawing taller than any window.
+TALL = """import taichi as ti
+import graphlab as gl
+ti.init(arch=ti.cpu, log_level=ti.WARN)
+
+@ti.kernel
+def step(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in x:
+        x[i] += 1
+
+tall = gl.Graph("tall")
+tall.ndarray("x", ti.f32, ndim=1, shape="n")
+for k in range(30):
+    tall.dispatch(step, "x", name=f"s{k}")
+gl.editor(tall, kernels={"step": step}, access="ast")"""
+
+
+def test_a_widget_first_drawn_in_a_tall_window_shrinks_with_the_window(lab, page, artifacts):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    nb = Notebook(page, artifacts)
+    nb.open(lab.notebook_url("quickstart.ipynb"))
+    nb.run_code(TALL)
+    w = nb.widget()
+    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
+    page.wait_for_timeout(300)
+    height = "el => el.getBoundingClientRect().height"
+    tall = w.evaluate(height)
+    assert tall > 800, f"a chain of 30 dispatches at 1920x1080 should be drawn taller than the smaller window: {tall}"
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.wait_for_timeout(500)
+    short = w.evaluate(height)
+    assert short <= 800, f"the widget stays {short} px tall in an 800 px window (it was {tall} px at 1080)"
+    nb.shot("node-editor-09-mpm88-shrinks-with-the-window", w)

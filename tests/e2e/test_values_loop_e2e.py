@@ -86,7 +86,7 @@ def _open(lab, page, artifacts, name, source):
     nb.run_all()
     assert nb.errors() == []
     w = nb.widget()
-    expect(w.locator("svg.gl-svg")).to_be_visible(timeout=120_000)
+    expect(w.locator(".gl-fdispatch").first).to_be_visible(timeout=120_000)
     w.scroll_into_view_if_needed()
     return nb, w
 
@@ -129,9 +129,13 @@ def test_give_the_missing_values_from_the_values_panel_and_debug(lab, page, arti
     expect(w.locator(".gl-values-summary")).to_have_text("Every value Debug needs is given.")
     nb.shot("values-02-given", w)
 
-    # another component (the canvas's context menu on a buffer) opens the tab at an arg with an event
+    # the canvas's context menu on an arg opens the tab at that arg (the graphlab:give-value event)
     w.locator(".gl-tab[data-tab=node]").click()
-    w.evaluate("""w => w.dispatchEvent(new CustomEvent("graphlab:give-value", {detail: {arg: "limit"}}))""")
+    expect(limit_row).to_be_hidden()
+    w.locator("[data-canvas=fit]").click()
+    w.locator("[data-node-id='arg:limit']").click(button="right")
+    w.locator(".gl-menu [data-action=give-value]").click()
+    expect(w.locator(".gl-menu")).to_be_hidden()
     expect(limit_row).to_be_visible()
     expect(limit_row).to_have_class(re.compile(r"\bgl-value-focus\b"))
     expect(limit_row.locator("input[aria-label='value of limit']")).to_be_focused()
@@ -163,7 +167,7 @@ def test_make_a_while_loop_with_check_every_from_the_form_and_debug_it_to_the_en
     nb.shot("loop-01-form", w)
     form.locator("[data-loop=make]").click()
     expect(form).to_be_hidden()
-    expect(w.locator("svg.gl-svg g[id='loop']").first).to_be_visible()  # the loop is drawn
+    expect(w.locator("[data-group='loop']").first).to_be_visible()  # the loop is drawn
     assert python_value(nb, "[n for n, _ in ed.model.nodes()]") == [
         "init_flag",
         "loop",

@@ -23,7 +23,7 @@ import {
   type ReactFlowInstance,
   applyNodeChanges,
 } from "@xyflow/react";
-import { type JSX, type MouseEvent, useEffect, useMemo, useState } from "react";
+import { type JSX, type MouseEvent, memo, useEffect, useMemo, useRef, useState } from "react";
 
 import type { Badge } from "../logic/diagnostics";
 import type { DebugMarks } from "./graphView";
@@ -200,7 +200,7 @@ function markClasses(id: string, marks: DebugMarks): string {
     .join(" ");
 }
 
-function DispatchNode({ data, selected }: NodeProps<Node<DispatchData>>): JSX.Element {
+function DispatchNodeView({ data, selected }: NodeProps<Node<DispatchData>>): JSX.Element {
   const { id, params, bindings, guessed, marks } = data;
   const tooltip = [
     `${id}`,
@@ -240,7 +240,7 @@ function DispatchNode({ data, selected }: NodeProps<Node<DispatchData>>): JSX.El
   );
 }
 
-function ArgNode({ data, selected }: NodeProps<Node<ArgData>>): JSX.Element {
+function ArgNodeView({ data, selected }: NodeProps<Node<ArgData>>): JSX.Element {
   return (
     <div
       className={`gl-fnode gl-farg ${selected ? "gl-selected" : ""} ${data.badge ? `gl-sev-${data.badge.severity}` : ""}`}
@@ -264,7 +264,7 @@ function ArgNode({ data, selected }: NodeProps<Node<ArgData>>): JSX.Element {
   );
 }
 
-function GroupNode({ data, selected }: NodeProps<Node<GroupData>>): JSX.Element {
+function GroupNodeView({ data, selected }: NodeProps<Node<GroupData>>): JSX.Element {
   return (
     <div
       className={`gl-fgroup gl-fgroup-${data.kind} ${selected ? "gl-selected" : ""} ${markClasses(data.id, data.marks)}`}
@@ -285,8 +285,52 @@ function PendingNode({ data }: NodeProps<Node<PendingData>>): JSX.Element {
   return <div className="gl-pending-node">{data.text}</div>;
 }
 
+// memoised: with `reuseNodes` an unchanged node keeps its data object, so an edit redraws only what changed
+const DispatchNode = memo(DispatchNodeView);
+const ArgNode = memo(ArgNodeView);
+const GroupNode = memo(GroupNodeView);
+
 // not "group": React Flow styles its own group type (a border and a padding) on top of ours
 const NODE_TYPES = { dispatch: DispatchNode, arg: ArgNode, container: GroupNode, pending: PendingNode };
+
+/** What of the debugger's marks a node draws: a node whose part is unchanged need not redraw. */
+function marksKey(id: string, marks: DebugMarks): string {
+  if (!marks.active) return "";
+  return JSON.stringify([
+    markClasses(id, marks),
+    marks.faults.get(id) ?? null,
+    marks.times.get(id) ?? null,
+    marks.diverged?.[0] === id ? marks.diverged[1] : null,
+  ]);
+}
+
+/** A node's content as a string (the marks it draws, not the events it calls back). */
+export function nodeKey(node: Node): string {
+  return JSON.stringify(node, (key: string, value: unknown) => {
+    if (key === "events") return undefined;
+    if (key === "marks") return marksKey(node.id, value as DebugMarks);
+    return value;
+  });
+}
+
+/**
+ * The nodes of `fresh`, each replaced by the one of the last drawing when its content is the same,
+ * so React Flow and the memoised node components skip it (an edit on mpm88 redraws a few nodes, not
+ * all of them). `cache` maps id -> [key, node] and is updated in place.
+ */
+export function reuseNodes(fresh: Node[], cache: Map<string, [string, Node]>): Node[] {
+  const seen = new Set<string>();
+  const out = fresh.map((node) => {
+    seen.add(node.id);
+    const key = nodeKey(node);
+    const old = cache.get(node.id);
+    if (old && old[0] === key) return old[1];
+    cache.set(node.id, [key, node]);
+    return node;
+  });
+  for (const id of [...cache.keys()]) if (!seen.has(id)) cache.delete(id);
+  return out;
+}
 
 function groupTitle(node: GraphView["nodes"][number]): string {
   switch (node.kind) {
@@ -434,7 +478,8 @@ export function flowEdges(graph: GraphView, events: CanvasEvents): Edge[] {
 }
 
 export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
-  const initial = useMemo(() => flowNodes(model, events), [model, events]);
+  const cache = useRef(new Map<string, [string, Node]>());
+  const initial = useMemo(() => reuseNodes(flowNodes(model, events), cache.current), [model, events]);
   const edges = useMemo(() => flowEdges(model.graph, events), [model.graph, events]);
   const [nodes, setNodes] = useState<Node[]>(initial);
   useEffect(() => setNodes(initial), [initial]);

@@ -93,8 +93,14 @@ export class FlowCanvas {
   private whole = false;
   private disposed = false;
   private elkMs: number | null = null;
+  /** Label widths by font and text, for the font family they were measured in. */
+  private readonly widths = new Map<string, number>();
+  private widthsFamily = "";
+  private measureContext: CanvasRenderingContext2D | null | undefined;
   private readonly events: CanvasEvents;
   private readonly resize: ResizeObserver;
+  /** The canvas's size as its resize observer last saw it (null before the first observation). */
+  private size: { width: number; height: number } | null = null;
 
   constructor(private readonly app: CanvasHost) {
     this.el = h("div", { class: "gl-canvas gl-flow-canvas", tabindex: 0, "aria-label": "graph canvas" });
@@ -133,7 +139,9 @@ export class FlowCanvas {
       }
     });
     this.el.addEventListener("keydown", (e) => this.key(e));
-    this.resize = new ResizeObserver(() => {
+    this.resize = new ResizeObserver((entries) => {
+      const box = entries[entries.length - 1]?.contentRect;
+      if (box) this.size = { width: box.width, height: box.height };
       // after React Flow has seen the new size too (its own observer runs in the same round)
       if ((this.following || !this.fitted) && this.positions.size > 0) setTimeout(() => this.fitView(!this.whole), 40);
     });
@@ -341,14 +349,28 @@ export class FlowCanvas {
     );
   }
 
-  /** Labels measured in the font the browser draws them in. */
+  /**
+   * Labels measured in the font the browser draws them in; a label measured before in the same font
+   * is not measured again (an edit changes a few labels of a graph).
+   */
   private measure(): Measure {
     const family = getComputedStyle(this.el).fontFamily || "sans-serif";
-    const context = document.createElement("canvas").getContext("2d");
+    if (family !== this.widthsFamily) {
+      this.widths.clear();
+      this.widthsFamily = family;
+    }
+    this.measureContext ??= document.createElement("canvas").getContext("2d");
+    const context = this.measureContext;
     return (text, font) => {
       if (!context) return text.length * (font === "title" ? 8 : 7);
-      context.font = font === "title" ? `600 13px ${family}` : `11px ${family}`;
-      return Math.ceil(context.measureText(text).width) + 2; // sub-pixel rounding of the DOM's text
+      const key = `${font}\u0000${text}`;
+      let width = this.widths.get(key);
+      if (width === undefined) {
+        context.font = font === "title" ? `600 13px ${family}` : `11px ${family}`;
+        width = Math.ceil(context.measureText(text).width) + 2; // sub-pixel rounding of the DOM's text
+        this.widths.set(key, width);
+      }
+      return width;
     };
   }
 
@@ -373,7 +395,8 @@ export class FlowCanvas {
       } // a group is marked by its title
       else box = null;
     }
-    const canvas = { width: this.el.clientWidth, height: this.el.clientHeight };
+    // the size the resize observer saw: reading clientWidth here would force a layout on every edit
+    const canvas = this.size ?? { width: this.el.clientWidth, height: this.el.clientHeight };
     // the overview is for a drawing larger than the view: with everything in view it only covers nodes
     const outside = [...this.positions].some(([id, p]) => {
       const s = this.sizes.get(id);

@@ -35,6 +35,8 @@ export class LayoutToggles {
   readonly tabButton: HTMLButtonElement;
   /** The height `followContent` set last ("" before it did). */
   private setHeight = "";
+  /** The drawing height and window height `followContent` last sized the widget for. */
+  private asked = "";
 
   constructor(
     private readonly root: () => HTMLElement,
@@ -93,8 +95,13 @@ export class LayoutToggles {
    * until the user drags its corner: a height set by hand is kept.
    */
   followContent(root: HTMLElement, canvas: HTMLElement, drawingHeight: number): void {
-    if (drawingHeight <= 0 || canvas.clientHeight === 0) return;
+    if (drawingHeight <= 0) return;
     if (root.style.height !== "" && root.style.height !== this.setHeight) return; // sized by hand
+    // the same drawing height in the same window: nothing to do, and no forced layout on every edit
+    const asked = `${drawingHeight}x${window.innerHeight}`;
+    if (root.style.height !== "" && asked === this.asked) return;
+    if (canvas.clientHeight === 0) return;
+    this.asked = asked;
     const chrome = root.offsetHeight - canvas.clientHeight;
     const wanted = Math.min(Math.max(drawingHeight + 2 * 16 + chrome, MIN_HEIGHT), window.innerHeight * 0.85);
     this.setHeight = `${Math.round(wanted)}px`;

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { Node } from "@xyflow/react";
+
+import { reuseNodes } from "../src/canvas/FlowView";
+import { NO_MARKS } from "../src/canvas/graphView";
+
+function node(id: string, x: number, data: Record<string, unknown> = {}): Node {
+  return { id, type: "dispatch", position: { x, y: 0 }, data: { id, title: id, ...data } };
+}
+
+describe("reuseNodes (an edit redraws only the nodes it changed)", () => {
+  it("keeps the last drawing's object for an unchanged node and takes the new one for a changed node", () => {
+    const cache = new Map<string, [string, Node]>();
+    const first = reuseNodes([node("a", 0), node("b", 0)], cache);
+    const second = reuseNodes([node("a", 0), node("b", 40), node("c", 0)], cache);
+    expect(second[0]).toBe(first[0]);
+    expect(second[1]).not.toBe(first[1]);
+    expect(second[1]!.position.x).toBe(40);
+    expect(second[2]!.id).toBe("c");
+  });
+
+  it("forgets removed nodes, so one added again is drawn from its new object", () => {
+    const cache = new Map<string, [string, Node]>();
+    reuseNodes([node("a", 0), node("b", 0)], cache);
+    reuseNodes([node("a", 0)], cache);
+    expect([...cache.keys()]).toEqual(["a"]);
+    const again = node("b", 0);
+    expect(reuseNodes([node("a", 0), again], cache)[1]).toBe(again);
+  });
+
+  it("ignores the callbacks and the debugger's marks of other nodes, but not a node's own mark", () => {
+    const cache = new Map<string, [string, Node]>();
+    const active = { ...NO_MARKS, active: true, current: "b" };
+    const [a0] = reuseNodes([node("a", 0, { marks: NO_MARKS, events: {} })], cache);
+    const [a1] = reuseNodes([node("a", 0, { marks: NO_MARKS, events: { other: 1 } })], cache);
+    expect(a1).toBe(a0);
+    const [a2] = reuseNodes([node("a", 0, { marks: active })], cache);
+    expect(a2).not.toBe(a1); // the overlay appears when the debugger starts
+    const [a3] = reuseNodes([node("a", 0, { marks: { ...active, current: "c" } })], cache);
+    expect(a3).toBe(a2); // the current node moved from b to c: nothing changed for a
+    const [a4] = reuseNodes([node("a", 0, { marks: { ...active, current: "a" } })], cache);
+    expect(a4).not.toBe(a3);
+  });
+});
