@@ -66,7 +66,7 @@ def test_double_click_draws_the_file_and_opens_it_in_a_notebook(lab, page, artif
     assert nb.errors() == []
     editor = nb.widget()
     for node_id in expected:
-        expect(editor.locator(f"svg.gl-svg g.node[id='{node_id}']")).to_have_count(1)
+        expect(editor.locator(f"[data-node-id='{node_id}']")).to_have_count(1)
     nb.shot("11-graph-file-in-editor", editor)
 
 

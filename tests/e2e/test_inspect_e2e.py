@@ -51,7 +51,7 @@ def test_slices_hover_and_colour_bars_of_a_3d_buffer(lab, page, artifacts):
     nb.run_all()
     assert nb.errors() == []
     w = nb.widget()
-    expect(w.locator("svg.gl-svg")).to_be_visible(timeout=120_000)
+    expect(w.locator(".gl-fnode[data-node-id]").first).to_be_visible(timeout=120_000)
     w.scroll_into_view_if_needed()
     w.locator("[data-debug=start]").click()
     expect(w.locator("[data-debug=start]")).to_have_text("\u25a0 Stop", timeout=120_000)

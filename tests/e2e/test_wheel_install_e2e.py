@@ -127,7 +127,7 @@ def test_the_wheel_gives_jupyterlab_the_widget_and_the_file_viewer(lab, installe
     nb.open(lab.notebook_url("smoke.ipynb"))
     nb.run_all()
     assert nb.errors() == []
-    expect(nb.widget().locator("svg.gl-svg g.node[id='steps/saxpy']")).to_have_count(1, timeout=120_000)
+    expect(nb.widget().locator("[data-node-id='steps/saxpy']")).to_have_count(1, timeout=120_000)
     nb.shot("wheel-02-widget", nb.widget())
     _check_kernel(nb, installed["VENV"])
 
@@ -142,7 +142,7 @@ def test_the_wheel_gives_notebook_7_the_widget(installed, browser_context, artif
             assert page.evaluate("() => window.jupyterapp.name") == "Jupyter Notebook"
             nb.run_all()
             assert nb.errors() == []
-            expect(nb.widget().locator("svg.gl-svg g.node[id='steps/saxpy']")).to_have_count(1, timeout=120_000)
+            expect(nb.widget().locator("[data-node-id='steps/saxpy']")).to_have_count(1, timeout=120_000)
             _check_kernel(nb, installed["VENV"])
         finally:
             page.close()
