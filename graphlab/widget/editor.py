@@ -686,17 +686,6 @@ def _remove_arg(edit: RemoveArgEdit, editor: GraphEditor, graph: Graph) -> Outco
     return f"delete arg {edit['arg']}", editor.selected or None
 
 
-@_EDITS.on(MakeLoopEdit)
-def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome:
-    loop_id = make_loop(graph, edit, editor.graph)
-    how = f"while {edit['flag']}" if edit["mode"] == "while" else f"{edit['count']} times"
-    return f"make loop {loop_id} ({how})", loop_id
-
-
-@_EDITS.on(MakeCondEdit)
-def _make_cond(edit: MakeCondEdit, editor: GraphEditor, graph: Graph) -> Outcome:
-    cond_id = make_cond(graph, edit, editor.graph)
-    return f"make conditional {cond_id} on {edit['flag']}", cond_id
 # The canvas's edits (direct manipulation): each is one undo step.
 
 
@@ -766,6 +755,19 @@ def _accept_guess(edit: AcceptGuessEdit, editor: GraphEditor, graph: Graph) -> O
         )
     graph.layout = graph.layout.accepted(node_id, param)
     return f"accept {node_id}.{param}" if param else f"accept the bindings of {node_id}", node_id
+
+
+@_EDITS.on(MakeLoopEdit)
+def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    loop_id = make_loop(graph, edit, editor.graph)
+    how = f"while {edit['flag']}" if edit["mode"] == "while" else f"{edit['count']} times"
+    return f"make loop {loop_id} ({how})", loop_id
+
+
+@_EDITS.on(MakeCondEdit)
+def _make_cond(edit: MakeCondEdit, editor: GraphEditor, graph: Graph) -> Outcome:
+    cond_id = make_cond(graph, edit, editor.graph)
+    return f"make conditional {cond_id} on {edit['flag']}", cond_id
 
 
 _EDITS.complete()
