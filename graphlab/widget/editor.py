@@ -40,6 +40,7 @@ from graphlab.model.graphdata import GraphChange, GraphState
 from graphlab.model.kernels import KernelInfo, KernelRegistry, is_kernel
 from graphlab.model.layout import placeable_ids
 from graphlab.model.nodes import Dispatch
+from graphlab.widget.group_drag import check_group_drag
 from graphlab.widget.handlers import Handlers, key_of
 from graphlab.widget.history import History
 from graphlab.widget.home import HomeThread, HomeThreadError
@@ -54,6 +55,7 @@ from graphlab.widget.messages import (
     request_of,
 )
 from graphlab.widget.panels import PanelRefusedError, Panels
+from graphlab.widget.paste import outermost, paste_nodes, placed_copies
 from graphlab.widget.protocol import (
     AcceptGuessEdit,
     ArgSpec,
@@ -696,6 +698,11 @@ def _place(edit: PlaceEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     for node_id in positions:
         if node_id not in ids:
             raise GraphError(f"no node {echo(node_id)} in graph {graph.name!r} to place; the view may be stale")
+    group = edit["group"]
+    if group is not None:
+        check_group_drag(graph, group, positions)
+        graph.layout = graph.layout.placed(positions)
+        return f"move {group}", editor.selected or None
     graph.layout = graph.layout.placed(positions)
     what = next(iter(positions)) if len(positions) == 1 else f"{len(positions)} nodes"
     return f"place {what}", editor.selected or None
@@ -721,26 +728,11 @@ def _remove_nodes(edit: RemoveNodesEdit, editor: GraphEditor, graph: Graph) -> O
 
 @_EDITS.on(PasteEdit)
 def _paste(edit: PasteEdit, editor: GraphEditor, graph: Graph) -> Outcome:
-    nodes = list(dict.fromkeys(edit["nodes"]))
+    nodes = outermost(edit["nodes"])  # a group copied with a node inside it: the group copies that node
     if not nodes:
-        raise GraphError("nothing to paste: copy one or more dispatches first")
-    index = edit["index"]
-    made: list[str] = []
-    for offset, node_id in enumerate(nodes):
-        node = graph.node(node_id)
-        if not isinstance(node, Dispatch):
-            raise GraphError(
-                f"node {node_id!r} is a {type(node).__name__.lower()}, and paste copies dispatches; "
-                "select the dispatches inside it instead"
-            )
-        at = None if index is None else index + offset
-        made.append(graph.insert(node.kernel, index=at, into=edit["into"], name=node.name, bindings=node.bound))
-    placed = {}
-    for source, copy in zip(nodes, made):  # a copy lands beside its original, which stays where it is
-        where = graph.layout.positions.get(source)
-        if where is not None:
-            placed[copy] = [where[0] + 40.0, where[1] + 40.0]
-    graph.layout = graph.layout.placed(placed)
+        raise GraphError("nothing to paste: copy one or more nodes (dispatches or groups) first")
+    made = paste_nodes(graph, nodes, into=edit["into"], index=edit["index"])
+    graph.layout = placed_copies(graph.layout, zip(nodes, made))  # beside the originals, which stay put
     label = f"paste {made[0]}" if len(made) == 1 else f"paste {len(made)} nodes"
     return label, made[-1]
 

@@ -511,10 +511,9 @@ export class FlowCanvas {
     this.render();
   }
 
+  /** Copies the selected nodes of the model, groups (sequences, loops, conditionals) with their bodies. */
   private copy(): void {
-    this.clipboard = this.selectedIds().filter((id) =>
-      this.graph?.nodes.some((n) => n.id === id && n.kind === "dispatch"),
-    );
+    this.clipboard = this.selectedIds().filter((id) => this.graph?.nodes.some((n) => n.id === id));
   }
 
   private paste(): void {
@@ -631,7 +630,7 @@ export class FlowCanvas {
       },
       { label: "Toggle breakpoint", action: "breakpoint", run: () => this.app.toggleBreakpoint(id) },
     ];
-    if (node?.kind === "dispatch") {
+    if (node) {
       items.push(
         { label: "Copy", action: "copy", run: () => ((this.clipboard = chosen), undefined) },
         {
@@ -643,6 +642,8 @@ export class FlowCanvas {
           },
         },
       );
+    }
+    if (node?.kind === "dispatch") {
       if ((node.guessed ?? []).length > 0) {
         items.push({
           label: "Accept guessed bindings",
