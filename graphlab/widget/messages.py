@@ -224,6 +224,7 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "atol": (_tolerance, f"a finite number from 0 to {MAX_TOLERANCE:g}"),
     "guessed": (_name_list, f"a list of parameter names {_NAME}"),
     "position": (_position, f"a canvas position [x, y], finite numbers at most {MAX_COORDINATE:g} from 0"),
+    "PlaceEdit.group": (_id, f"the id of the group dragged as a whole {_ID}, or null"),
     "positions": (_positions, f"an object {{node id: [x, y]}} (at most {MAX_NODES:,} nodes)"),
     "timeout": (lambda v: 0 < v <= MAX_COMPARE_TIMEOUT, f"seconds, a number > 0 and at most {MAX_COMPARE_TIMEOUT:g}"),
     # the loop form and the values panel

@@ -872,6 +872,9 @@ class PlaceEdit(EditBase):
     op: Literal["place"]
     positions: dict[str, list[float]]
     """``[x, y]`` by node id."""
+    group: NotRequired[Annotated[str | None, Default(None)]]
+    """The group (sequence, loop, conditional) dragged as a whole: ``positions`` are its members', every
+    member with a saved position among them, so they keep their offsets (null: nodes placed one by one)."""
 
 
 class RemoveNodesEdit(EditBase):

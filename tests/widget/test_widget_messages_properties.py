@@ -125,6 +125,7 @@ _GOOD = {
     "kernel": st.sampled_from([f"{fill.__module__}:fill", f"{axpy.__module__}:axpy", "nowhere:x"]),
     "bindings": st.dictionaries(_param, st.none() | _arg_name, max_size=3),
     "into": st.none() | _node,
+    "group": st.none() | _node,
     "index": st.none() | _small,
     "param": _param,
     "arg": st.none() | _arg_name,

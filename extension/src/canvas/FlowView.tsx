@@ -61,7 +61,8 @@ export interface CanvasEvents {
   select(id: string | null, extend: boolean): void;
   /** Nodes selected together (a box, Ctrl+A), beside the `selected` trait's one. */
   selectMany(ids: string[]): void;
-  place(positions: Record<string, [number, number]>): void;
+  /** Nodes put at new positions; `group`: the group dragged as a whole, whose members these are. */
+  place(positions: Record<string, [number, number]>, group?: string): void;
   bind(node: string, param: string, arg: string): void;
   acceptGuess(node: string, param: string | null): void;
   refuse(reason: string): void;
@@ -105,7 +106,6 @@ type ArgData = {
 };
 type GroupData = {
   id: string;
-  draggable: boolean;
   title: string;
   kind: string;
   badge: Badge | undefined;
@@ -349,6 +349,25 @@ function groupTitle(node: GraphView["nodes"][number]): string {
   }
 }
 
+/**
+ * Where a group's members (its leaf nodes, and the groups inside it) are drawn when the group's box is
+ * at `at`: each moved by the offset of the box from where the model draws it. Empty when the model
+ * has no box for `id`. An empty group is its own member (it has a place of its own).
+ */
+export function groupDrag(model: Pick<CanvasModel, "positions" | "groups">, id: string, at: Point): Map<string, Point> {
+  const box = model.groups.get(id);
+  const moved = new Map<string, Point>();
+  if (!box) return moved;
+  const dx = at.x - box.x;
+  const dy = at.y - box.y;
+  const inside = (key: string): boolean => key.startsWith(`${id}/`);
+  for (const [key, p] of model.positions) {
+    if (inside(key) || key === id) moved.set(key, { x: p.x + dx, y: p.y + dy });
+  }
+  for (const [key, b] of model.groups) if (inside(key)) moved.set(key, { x: b.x + dx, y: b.y + dy });
+  return moved;
+}
+
 /** React Flow's nodes for the model: groups first (drawn beneath), then args and dispatches. */
 export function flowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
   const { graph, positions, sizes, groups, selection, badges, marks } = model;
@@ -363,12 +382,11 @@ export function flowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
       id: node.id,
       type: "container",
       position: { x: box.x, y: box.y },
-      draggable: "children" in node && node.children.length === 0,
+      draggable: true, // a group with members drags them along (`groupDrag`)
       selected: selection.has(node.id),
       zIndex: depth(node.id),
       data: {
         id: node.id,
-        draggable: "children" in node && node.children.length === 0,
         title: groupTitle(node),
         kind: node.kind,
         badge: badges.get(node.id),
@@ -494,10 +512,26 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
     }
   };
 
-  const onNodeDragStop = (_e: unknown, _node: Node, dragged: Node[]): void => {
+  // a group dragged alone moves its members with it while it moves, and is placed as a whole
+  const onNodeDrag = (_e: unknown, node: Node, dragged: Node[]): void => {
+    if (dragged.length !== 1 || node.type !== "container") return;
+    const moved = groupDrag(model, node.id, node.position);
+    if (moved.size === 0) return;
+    setNodes((current) => current.map((n) => (moved.has(n.id) ? { ...n, position: moved.get(n.id)! } : n)));
+  };
+
+  const onNodeDragStop = (_e: unknown, node: Node, dragged: Node[]): void => {
+    if (dragged.length === 1 && node.type === "container") {
+      const positions: Record<string, [number, number]> = {};
+      for (const [id, p] of groupDrag(model, node.id, node.position)) {
+        if (model.positions.has(id)) positions[id] = [Math.round(p.x), Math.round(p.y)];
+      }
+      if (Object.keys(positions).length > 0) events.place(positions, node.id);
+      return;
+    }
     const positions: Record<string, [number, number]> = {};
     for (const n of dragged) {
-      if (n.type === "container" && !(n.data as GroupData | undefined)?.draggable) continue;
+      if (n.type === "container") continue; // a group in a wider selection stays where its members are
       positions[n.id] = [Math.round(n.position.x), Math.round(n.position.y)];
     }
     if (Object.keys(positions).length > 0) events.place(positions);
@@ -544,6 +578,7 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
         edges={edges}
         nodeTypes={NODE_TYPES}
         onNodesChange={onNodesChange}
+        onNodeDrag={onNodeDrag}
         onNodeDragStop={onNodeDragStop}
         onNodeClick={(e, node) => {
           if (node.type === "pending") return;

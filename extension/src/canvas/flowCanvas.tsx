@@ -427,10 +427,10 @@ export class FlowCanvas {
         this.many = ids;
         this.render();
       },
-      place: (positions) => {
+      place: (positions, group) => {
         this.following = false; // the user placed something: the view stays where it is
         for (const [id, [x, y]] of Object.entries(positions)) this.known.set(id, { x, y });
-        this.app.edit({ op: "place", positions });
+        this.app.edit(group === undefined ? { op: "place", positions } : { op: "place", positions, group });
       },
       bind: (node, param, arg) => {
         this.setNote(null);

@@ -711,6 +711,11 @@ export interface PlaceEdit extends EditBase {
   op: "place";
   /** `[x, y]` by node id. */
   positions: Record<string, number[]>;
+  /**
+   * The group (sequence, loop, conditional) dragged as a whole: `positions` are its members', every
+   * member with a saved position among them, so they keep their offsets (null: nodes placed one by one). Default: `null`.
+   */
+  group?: string | null;
 }
 
 /** Delete several nodes in one undo step (a box selection, Delete). */

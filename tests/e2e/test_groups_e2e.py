@@ -1,0 +1,122 @@
+"""Groups on the canvas in a real JupyterLab and Chromium: a loop copied and pasted (Ctrl+C, Ctrl+V) is a second loop
+group with its own body, and a group dragged by its title moves its members together, one undo step, kept through
+save and reload. Groups are found by ``data-group``, nodes by ``data-node-id``. Screenshots go to test-artifacts/e2e/.
+"""
+
+from __future__ import annotations
+
+import pytest
+from nbpage import Notebook
+from playwright.sync_api import Locator, expect
+from test_node_editor_e2e import boxes, node
+from test_widget_e2e import python_value
+
+pytestmark = pytest.mark.e2e
+
+LOOPED = """\
+import taichi as ti
+import graphlab as gl
+ti.init(arch=ti.cpu, log_level=ti.WARN)
+
+@ti.kernel
+def add_one(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in x:
+        x[i] += 1.0
+
+@ti.kernel
+def halve(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in x:
+        x[i] *= 0.5
+
+g = gl.Graph("looped")
+x = g.ndarray("x", ti.f32, ndim=1)
+n = g.scalar("n", ti.i32)
+body = g.define("bump")
+body.dispatch(add_one, x)
+body.dispatch(halve, x)
+g.loop(body, count=n, name="times")
+g.dispatch(add_one, x, name="after")
+ed = gl.editor(g, kernels=[add_one, halve])
+ed
+"""
+
+
+def group(w: Locator, group_id: str) -> Locator:
+    return w.locator(f"[data-group='{group_id}']").first
+
+
+def title(w: Locator, group_id: str) -> Locator:
+    return group(w, group_id).locator(".gl-fgroup-title")
+
+
+def drag_title(page, source: Locator, dx: float, dy: float) -> None:
+    """Drag a group by the left end of its title (edges to its members cross the middle)."""
+    b = source.bounding_box()
+    x, y = b["x"] + 12, b["y"] + 9
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 2, y)  # React Flow starts the drag on this first move, which it does not count
+    for i in range(1, 11):
+        page.mouse.move(x + 2 + dx * i / 10, y + dy * i / 10)
+    page.mouse.up()
+
+
+def open_looped(lab, page, artifacts) -> tuple[Notebook, Locator]:
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    nb = Notebook(page, artifacts)
+    nb.open(lab.notebook_url("quickstart.ipynb"))
+    nb.run_code(LOOPED)
+    w = nb.widget()
+    expect(node(w, "times/halve")).to_be_visible()
+    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)
+    w.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)  # the view fitted to ELK's layout
+    return nb, w
+
+
+def test_copy_and_paste_a_loop_gives_a_second_loop_group(lab, page, artifacts):
+    nb, w = open_looped(lab, page, artifacts)
+    expect(w.locator(".gl-fgroup-loop[data-group]")).to_have_count(1)
+    title(w, "times").click(position={"x": 12, "y": 9})  # the title's left end: edges cross its middle
+    w.locator(".gl-flow-canvas").focus()
+    page.keyboard.press("Control+c")
+    page.keyboard.press("Control+v")
+    expect(w.locator(".gl-fgroup-loop[data-group]")).to_have_count(2)
+    expect(group(w, "times#2")).to_be_visible()
+    expect(node(w, "times#2/add_one")).to_be_visible()
+    expect(node(w, "times#2/halve")).to_be_visible()
+    assert python_value(nb, "[n.name for n in g.body]") == ["times", "times#2", "after"]
+    assert python_value(nb, "(g.node('times#2').body, g.node('times#2').count)") == ["bump_2", "n"]
+    assert python_value(nb, "ed.history['undo'][-1]") == "paste times#2"
+    nb.shot("groups-01-loop-pasted", w)
+
+
+def test_dragging_a_group_moves_its_members_together_and_is_kept_through_save_and_reload(lab, page, artifacts):
+    nb, w = open_looped(lab, page, artifacts)
+    before = boxes(w)
+    drag_title(page, title(w, "times"), 160, 70)
+    nb.wait_idle()
+    after = boxes(w)
+    for member in ("times/add_one", "times/halve"):
+        assert abs(after[member][0] - before[member][0] - 160) < 4, (member, before[member], after[member])
+        assert abs(after[member][1] - before[member][1] - 70) < 4, (member, before[member], after[member])
+    assert after["after"] == before["after"], "a node outside the group stayed"
+    assert python_value(nb, "ed.history['undo'][-1]") == "move times"
+    stored = python_value(nb, "{k: list(v) for k, v in g.layout.positions.items()}")
+    assert set(stored) == {"times/add_one", "times/halve"}, stored
+    nb.shot("groups-02-dragged", w)
+
+    nb.run_code("g.save('looped.graph.json')\ng2 = gl.load('looped.graph.json', kernels=[add_one, halve])\n"
+                "ed2 = gl.editor(g2, kernels=[add_one, halve])\ned2")  # fmt: skip
+    assert python_value(nb, "{k: list(v) for k, v in g2.layout.positions.items()}") == stored
+    w2 = nb.widget()
+    expect(node(w2, "times/halve")).to_be_visible()
+    w2.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    b1, b2 = boxes(w), boxes(w2)
+    scale = (b2["times/halve"][2] - b2["times/halve"][0]) / (b1["times/halve"][2] - b1["times/halve"][0])
+    for axis in (0, 1):  # the members keep their offsets from each other after the reload
+        gap1 = b1["times/halve"][axis] - b1["times/add_one"][axis]
+        gap2 = b2["times/halve"][axis] - b2["times/add_one"][axis]
+        assert abs(gap2 - gap1 * scale) < 3, (axis, gap1, gap2, scale)
+    nb.shot("groups-03-reloaded", w2)
