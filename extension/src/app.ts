@@ -412,7 +412,7 @@ export class EditorApp implements Actions {
       this.side.loop.settle(reply.ok ? null : (reply.error ?? "the edit was refused"));
     }
     const forValues = sent?.kind === "values";
-    if (forValues && !reply.ok) this.side.values.refused(sent.arg, reply.error ?? "refused");
+    if (forValues && !reply.ok) this.side.values.refused(sent, reply.error ?? "refused");
     const forForm = reply.request === this.groupRequest;
     if (forForm) {
       this.groupRequest = null;

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 
-import type { ValueEntryView } from "../src/wire/protocol";
-import { missingArgIn, parseScalar, parseShape, shapeHint } from "../src/panels/valuesPanel";
+import type { DimEntryView, ValueEntryView } from "../src/wire/protocol";
+import {
+  dimState,
+  dimStatus,
+  missingArgIn,
+  parseDimSize,
+  parseScalar,
+  parseShape,
+  shapeHint,
+  valuesSummary,
+} from "../src/panels/valuesPanel";
 
 function entry(shape: (number | string)[] | null): ValueEntryView {
   return {
@@ -54,5 +63,39 @@ describe("a scalar typed in", () => {
     expect(parseScalar("3.5", "i32").ok).toBe(false);
     expect(parseScalar("", "f32").ok).toBe(false);
     expect(parseScalar("inf", "f32").ok).toBe(false);
+  });
+});
+
+function dimEntry(fields: Partial<DimEntryView>): DimEntryView {
+  return { dim: "m", size: null, given: false, set_by: null, args: ["grid"], needed: true, ...fields };
+}
+
+describe("a dim's size typed in", () => {
+  it("takes a whole number >= 1", () => {
+    expect(parseDimSize("m", " 64 ")).toEqual({ ok: true, size: 64 });
+  });
+  it("refuses anything else, naming the dim and showing the form", () => {
+    for (const text of ["", "0", "-2", "2.5", "m"]) {
+      const parsed = parseDimSize("m", text);
+      expect(parsed.ok).toBe(false);
+      expect(!parsed.ok && parsed.reason).toBe("dim m takes a size, a whole number >= 1 (e.g. m=64)");
+    }
+  });
+});
+
+describe("the Dims list", () => {
+  it("says where a dim's size comes from, or that Debug needs one", () => {
+    expect(dimState(dimEntry({}))).toBe("missing");
+    expect(dimStatus(dimEntry({}))).toBe("missing: no value sizes it; give m a size");
+    const given = dimEntry({ size: 64, given: true, needed: false });
+    expect([dimState(given), dimStatus(given)]).toEqual(["given", "\u2713 m = 64"]);
+    const set = dimEntry({ dim: "n", size: 8, set_by: "x", needed: false, args: ["x", "t"] });
+    expect([dimState(set), dimStatus(set)]).toEqual(["set", "n = 8, from x's value"]);
+    expect(dimState(dimEntry({ needed: false }))).toBe("unknown");
+  });
+  it("puts missing dims in the summary beside missing args", () => {
+    const view = { entries: [], missing: ["x"], dims: [dimEntry({})], missing_dims: ["m"], in_notebook: true };
+    expect(valuesSummary(view)).toBe("Missing: x, dim m \u2014 Debug needs these.");
+    expect(valuesSummary({ ...view, missing: [], missing_dims: [] })).toBe("Every value Debug needs is given.");
   });
 });

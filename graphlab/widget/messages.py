@@ -238,6 +238,8 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "ValueAllocate.shape": (_short_list(lambda d: d > 0), f"a list of at most {MAX_SHAPE} ints >= 1 (the field dims)"),
     "seed": (lambda v: v >= 0, "an int >= 0"),
     "slice": (_short_list(lambda d: d >= 0), f"a list of at most {MAX_SHAPE} indexes >= 0, or null"),
+    "ValueDim.dim": (_name, f"a dim name of an arg's shape {_NAME}"),
+    "ValueDim.size": (lambda v: v is None or (_int(v) and v > 0), "a size, an int >= 1, or null to forget it"),
     "variable": (_name, f"a notebook variable name {_NAME}"),
 }
 

@@ -40,7 +40,9 @@ from graphlab.widget.protocol import (
     PanelMessage,
     ValueAllocate,
     ValueClear,
+    ValueDim,
     ValueScalar,
+    ValuesView,
     ValueVariable,
     WatchAdd,
     WatchRemove,
@@ -111,6 +113,8 @@ class Panels:
                     "(in Python: gl.editor(g, values={...}), or editor.debug(x=..., ...) in a cell)"
                 )
             run_values = {}  # a graph that takes no values
+        if values is None and not given:
+            _refuse_missing_dims(self.run_values.view(self.editor.model))
         args = self.editor.model.args
         sizes = set(dim_names(args.values()))  # dims by name (m=64) size temps, as in g.debug(): kept too
         named = {name: value for name, value in given.items() if name in args or name in sizes}
@@ -378,6 +382,24 @@ def _value_allocate(message: ValueAllocate, panels: Panels) -> None:
 @_PANEL_MESSAGES.on(ValueVariable)
 def _value_variable(message: ValueVariable, panels: Panels) -> None:
     panels.run_values.from_variable(panels.editor.model, message["arg"], message["variable"])
+    panels.publish_values()
+
+
+def _refuse_missing_dims(view: ValuesView) -> None:
+    """Say which dim Debug lacks a size for, in the values panel's terms, before the run says it in Python's."""
+    for entry in view["dims"]:
+        if entry["needed"]:
+            temps = ", ".join(map(repr, entry["args"]))
+            raise PanelError(
+                f"Debug needs a size for dim {entry['dim']!r} (the shape of {temps} names it, and no value given "
+                f"sizes it): give it in the Values panel, under Dims ({entry['dim']}=64), or give those args values "
+                f"(in Python: editor.debug({entry['dim']}=...))"
+            )
+
+
+@_PANEL_MESSAGES.on(ValueDim)
+def _value_dim(message: ValueDim, panels: Panels) -> None:
+    panels.run_values.give_dim(panels.editor.model, message["dim"], message["size"])
     panels.publish_values()
 
 

@@ -96,6 +96,7 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     # the values panel: the `values` trait
     "ValueEntryView",
     "ValuesView",
+    "DimEntryView",
     "Traits",
     # custom messages: front-end -> Python
     "ArgSpec",
@@ -126,6 +127,7 @@ __all__ = [  # noqa: RUF022 - in the order protocol.gen.ts declares them, sectio
     "ValueAllocate",
     "ValueVariable",
     "ValueClear",
+    "ValueDim",
     "ValuesMessage",
     "DebugAction",
     "DebugStart",
@@ -700,12 +702,32 @@ class ValueEntryView(TypedDict):
     """What was given: ``2.5``, ``ndarray f32 (64,) zeros``, ``notebook variable x0``; "" when nothing."""
 
 
+class DimEntryView(TypedDict):
+    """One symbolic dim of the args' shapes (``m`` of ``shape=("m",)``), as the values panel lists it."""
+
+    dim: str
+    size: int | None
+    """Its size in a run: given by name, or set by a given value's shape; null while unknown."""
+    given: bool
+    """Whether the size was given by name (``m=64``), as ``run(m=64)`` takes it."""
+    set_by: str | None
+    """The arg whose given value sizes it (then it needs no size by name), or null."""
+    args: list[str]
+    """The args whose declared shapes name it."""
+    needed: bool
+    """Whether Debug would refuse for want of it: a temp the run allocates names it and nothing sizes it."""
+
+
 class ValuesView(TypedDict):
     """The ``values`` trait: the run values the graph needs, what is given and what is missing."""
 
     entries: list[ValueEntryView]
     missing: list[str]
     """The args Debug would refuse for want of a value, in the graph's order."""
+    dims: list[DimEntryView]
+    """The symbolic dims of the args the nodes use, in order of first use."""
+    missing_dims: list[str]
+    """The dims Debug would refuse for want of a size (``needed`` ones), in that order."""
     in_notebook: bool
     """Whether notebook variables can be used (false outside IPython)."""
 
@@ -1003,6 +1025,17 @@ class ValueVariable(TypedDict):
     variable: str
 
 
+class ValueDim(TypedDict):
+    """Give a symbolic dim its size by name (``m=64``, as ``run(m=64)`` takes it), for the temps that no given
+    value sizes; a null size forgets it."""
+
+    kind: Literal["values"]
+    request: int
+    op: Literal["dim"]
+    dim: str
+    size: int | None
+
+
 class ValueClear(TypedDict):
     """Forget an arg's run value."""
 
@@ -1012,7 +1045,7 @@ class ValueClear(TypedDict):
     arg: str
 
 
-ValuesMessage = ValueScalar | ValueAllocate | ValueVariable | ValueClear
+ValuesMessage = ValueScalar | ValueAllocate | ValueVariable | ValueClear | ValueDim
 """The values panel's messages: the run values Debug, Export and Compare use."""
 
 DebugAction = Literal["step", "step_over", "continue", "back", "restart", "find_nonfinite", "stop"]

@@ -4,7 +4,8 @@ A graph's ``run()`` needs a value for every arg but the temps it allocates itsel
 come from ``gl.editor(g, values={...})`` or ``editor.debug(x=...)``; the values panel lets a user who
 writes no code give them too: a scalar typed in, an ndarray allocated at a shape (zeros, or uniform
 random numbers from a seed, so a run can be repeated), or a notebook variable named in IPython's user
-namespace. :class:`RunValues` holds them (the editor's one dict of values) with a line saying what each
+namespace; and a symbolic dim's size by name (``m=64``, as ``run(m=64)`` takes it) for a temp whose shape
+no given value sizes. :class:`RunValues` holds them (the editor's one dict of values) with a line saying what each
 one is, and :meth:`RunValues.view` lists what the graph needs, what is given and what is missing.
 
 Every value is checked against its arg when it is given (kind, dtype, dims), so Debug never starts
@@ -20,9 +21,11 @@ import numpy as np
 from IPython import get_ipython
 
 from graphlab.core.errors import GraphlabError
+from graphlab.core.names import check_dim_size
 from graphlab.core.spec import NUMPY_DTYPES, Arg, is_float
 from graphlab.model.graph import Graph
-from graphlab.widget.protocol import ValueEntryView, ValueFill, ValuesView
+from graphlab.model.sizes import dim_names
+from graphlab.widget.protocol import DimEntryView, ValueEntryView, ValueFill, ValuesView
 
 __all__ = ["RunValues", "ValuesError"]
 
@@ -79,6 +82,13 @@ class RunValues:
         for axis, (want, got) in enumerate(zip(declared, shape, strict=False)):
             if isinstance(want, int) and want != got:
                 raise ValuesError(f"arg {arg!r} declares size {want} for axis {axis}, got {got}: give {want} there")
+        named = self._named_dims(graph)
+        for axis, (want, got) in enumerate(zip(declared, shape, strict=False)):
+            if isinstance(want, str) and want in named and named[want] != got:
+                raise ValuesError(
+                    f"arg {arg!r}: axis {axis} is dim {want!r}, given as {want}={named[want]} in this panel, but "
+                    f"the shape has {got} there: allocate {named[want]}, or change {want} first"
+                )
         full = (*shape, *spec.element_shape)
         count = int(np.prod(full, dtype=np.int64))
         if count > MAX_ELEMENTS:
@@ -112,12 +122,43 @@ class RunValues:
         _check_value(graph, spec, value)
         self._give(arg, value, f"notebook variable {variable}")
 
+    def give_dim(self, graph: Graph, dim: str, size: int | None) -> None:
+        """A symbolic dim's size by name (``m=64``, as ``run(m=64)``): it sizes the temps no given value sizes.
+
+        Checked as ``run()`` checks it: a dim of some used arg's shape, a valid size, and the size the given
+        values' shapes set for it, if any. ``size`` None forgets it.
+        """
+        known = dim_names(_used(graph))
+        if dim not in known:
+            listed = ", ".join(map(repr, known)) or "none"
+            raise ValuesError(
+                f"{dim!r} is not a dim of any arg's shape in graph {graph.name!r} (its dims: {listed}); pick one "
+                "of those, or declare an arg's shape with it"
+            )
+        if dim in graph.args:
+            raise ValuesError(f"{dim!r} names an arg as well as a dim: give the arg {dim!r} a value instead")
+        if size is None:
+            self.clear_value(dim)
+            return
+        size = check_dim_size(size, f"dim {dim!r}", error=ValuesError)
+        for name, axis, have in _axes_of_values(graph, self._values or {}):
+            if axis == dim and have != size:
+                raise ValuesError(
+                    f"dim {dim!r} = {size}, but the value given for {name!r} has {dim!r} = {have}; give "
+                    f"{dim}={have}, or give {name!r} a value of size {size} (or leave {dim!r} out: the values set it)"
+                )
+        self._give(dim, size, f"{dim} = {size}")
+
+    def clear_value(self, name: str) -> None:
+        """Forget a value or a dim's size by name."""
+        if self._values is not None:
+            self._values.pop(name, None)
+        self._summaries.pop(name, None)
+
     def clear(self, graph: Graph, arg: str) -> None:
         """Forget an arg's value."""
         _arg(graph, arg, None, "")
-        if self._values is not None:
-            self._values.pop(arg, None)
-        self._summaries.pop(arg, None)
+        self.clear_value(arg)
 
     def _give(self, arg: str, value: Any, summary: str) -> None:
         if self._values is None:
@@ -125,17 +166,51 @@ class RunValues:
         self._values[arg] = value
         self._summaries[arg] = summary
 
+    def _named_dims(self, graph: Graph) -> dict[str, int]:
+        """The dims given by name (``m=64``): the values' names that are no arg's."""
+        known = set(dim_names(_used(graph)))
+        return {k: v for k, v in (self._values or {}).items() if k not in graph.args and k in known}
+
     # --- the view ----------------------------------------------------------------------------------
 
     def view(self, graph: Graph) -> ValuesView:
         """What the graph needs, what is given (and as what), what is missing."""
         given = self._values or {}
         entries = [self._entry(spec, given, used=bool(graph.uses_of(spec.name))) for spec in graph.args.values()]
+        dims = self._dims(graph, [e["arg"] for e in entries if e["needed"] and not e["given"]])
         return {
             "entries": entries,
             "missing": [e["arg"] for e in entries if e["needed"] and not e["given"]],
+            "dims": dims,
+            "missing_dims": [d["dim"] for d in dims if d["needed"]],
             "in_notebook": get_ipython() is not None,
         }
+
+    def _dims(self, graph: Graph, missing: list[str]) -> list[DimEntryView]:
+        """Each symbolic dim of the used args: its size by name or from a given value, and whether a temp
+        the run allocates still needs it (``model.sizes``' rule: a temp not given is sized by its dims) that
+        no value still ``missing`` would size once given."""
+        given = self._values or {}
+        used = _used(graph)
+        named = self._named_dims(graph)
+        set_by: dict[str, tuple[str, int]] = {}
+        for name, axis, have in _axes_of_values(graph, given):
+            set_by.setdefault(axis, (name, have))
+        views: list[DimEntryView] = []
+        for dim in dim_names(used):
+            sized = dim in named or dim in set_by or any(dim in (graph.args[a].shape or ()) for a in missing)
+            temps = [a for a in used if _allocated_by_the_run(a) and a.name not in given and dim in (a.shape or ())]
+            views.append(
+                {
+                    "dim": dim,
+                    "size": named.get(dim, set_by[dim][1] if dim in set_by else None),
+                    "given": dim in named,
+                    "set_by": set_by[dim][0] if dim in set_by else None,
+                    "args": [a.name for a in used if dim in (a.shape or ())],
+                    "needed": bool(temps) and not sized,
+                }
+            )
+        return views
 
     def _entry(self, spec: Arg, given: Mapping[str, Any], *, used: bool) -> ValueEntryView:
         has = spec.name in given
@@ -151,6 +226,25 @@ class RunValues:
             "given": has,
             "summary": summary,
         }
+
+
+def _used(graph: Graph) -> list[Arg]:
+    """The args some node binds: the ones ``run()`` takes (and whose dims it knows)."""
+    return [spec for spec in graph.args.values() if graph.uses_of(spec.name)]
+
+
+def _axes_of_values(graph: Graph, values: Mapping[str, Any]) -> list[tuple[str, str, int]]:
+    """``(arg, dim, size)`` for every symbolic axis of the given ndarray values' declared shapes."""
+    found = []
+    for name, value in values.items():
+        spec = graph.args.get(name)
+        shape = getattr(value, "shape", None)
+        if spec is None or spec.kind != "ndarray" or shape is None:
+            continue
+        for want, have in zip(spec.shape or (), tuple(shape)[: spec.ndim], strict=False):
+            if isinstance(want, str):
+                found.append((name, want, int(have)))
+    return found
 
 
 def _allocated_by_the_run(spec: Arg) -> bool:

@@ -166,6 +166,8 @@ _GOOD = {
     "shape": st.lists(_small, max_size=3),
     "fill": st.sampled_from(["zeros", "random", "ones"]),
     "seed": _small,
+    "dim": st.sampled_from(["n", "m", "x", "bad dim"]),
+    "size": st.none() | _small,
     "variable": st.sampled_from(["x0", "nope", ""]),
     "slice": st.none() | st.lists(_small, max_size=2),
     # the canvas's edits

@@ -191,7 +191,7 @@ def test_every_declared_message_is_accepted_with_its_defaults():
         assert {name: parsed[name] for name in head} == head  # what names the message is kept as sent
         seen.add((parsed["kind"], op))
     assert ("debug", "goto") in seen and ("edit", "new_arg") in seen and ("export", None) in seen
-    assert len(seen) == 16 + 2 + 2 + 1 + 11 + 3 + 2 + 1 + 1 + 4  # edits, structure edits, undo/redo, select, ..., values
+    assert len(seen) == 16 + 2 + 2 + 1 + 11 + 3 + 2 + 1 + 1 + 5  # edits, structure edits, undo/redo, select, ..., values
     export = parse_message({"kind": "export", "request": 1, "arch": "x64", "path": "out"})
     assert export == {"kind": "export", "request": 1, "arch": "x64", "path": "out", "overwrite": False,
                       "verify": True, "cpu_threads": None, "dims": {}}  # fmt: skip

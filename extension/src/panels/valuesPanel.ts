@@ -3,11 +3,19 @@
  * missing, and forms to give them without code: a scalar typed in; an ndarray allocated at a shape
  * (zeros, or random numbers from a seed); a notebook variable by name. Python checks each value as
  * `run()` would and keeps it as the editor's, so Debug, Export and Compare use it. A "missing value"
- * error elsewhere opens this tab at the arg (`focusArg`).
+ * error elsewhere opens this tab at the arg (`focusArg`). Symbolic dims (`m` of a temp's shape) get a
+ * size by name (`m=64`, as `run(m=64)` takes it) in the Dims list, for temps that no given value sizes.
  */
 
 import { Listeners, h, replaceChildren } from "../logic/dom";
-import { EMPTY_VALUES, type ValueEntryView, type ValueFill, type ValuesOp } from "../wire/protocol";
+import {
+  type DimEntryView,
+  EMPTY_VALUES,
+  type ValueEntryView,
+  type ValueFill,
+  type ValuesOp,
+  type ValuesView,
+} from "../wire/protocol";
 import type { Section } from "./section";
 import type { ViewState } from "../logic/state";
 
@@ -51,6 +59,106 @@ export function parseScalar(
     return { ok: false, reason: `${dtype} takes a whole number` };
   }
   return { ok: true, value };
+}
+
+/** Parse a dim's size typed in: a whole number >= 1, or why not (naming the dim). */
+export function parseDimSize(dim: string, text: string): { ok: true; size: number } | { ok: false; reason: string } {
+  const size = Number(text.trim());
+  if (text.trim() === "" || !Number.isInteger(size) || size < 1) {
+    return { ok: false, reason: `dim ${dim} takes a size, a whole number >= 1 (e.g. ${dim}=64)` };
+  }
+  return { ok: true, size };
+}
+
+/** A dim's state: given by name, set by a given value's shape, missing (Debug needs it), or not known yet. */
+export function dimState(d: DimEntryView): "given" | "set" | "missing" | "unknown" {
+  if (d.given) return "given";
+  if (d.set_by !== null) return "set";
+  return d.needed ? "missing" : "unknown";
+}
+
+/** What a dim's row says about it. */
+export function dimStatus(d: DimEntryView): string {
+  switch (dimState(d)) {
+    case "given":
+      return `\u2713 ${d.dim} = ${d.size}`;
+    case "set":
+      return `${d.dim} = ${d.size}, from ${d.set_by}'s value`;
+    case "missing":
+      return `missing: no value sizes it; give ${d.dim} a size`;
+    default:
+      return "set by the values given";
+  }
+}
+
+/** The panel's summary line: what Debug still needs, args and dims. */
+export function valuesSummary(view: ValuesView): string {
+  const parts = [
+    ...view.missing,
+    ...(view.missing_dims ?? []).map((d) => `dim ${d}`), // a trait from an older kernel may lack it
+  ];
+  return parts.length === 0
+    ? "Every value Debug needs is given."
+    : `Missing: ${parts.join(", ")} \u2014 Debug needs these.`;
+}
+
+/** One dim of the Dims list: its size and where it comes from, and a form to give it by name. */
+class DimRow {
+  readonly el: HTMLElement;
+  private readonly status = h("span", { class: "gl-value-status" });
+  private readonly message = h("div", { class: "gl-hint gl-value-error", role: "alert" });
+  private readonly input: HTMLInputElement;
+
+  constructor(
+    entry: DimEntryView,
+    private readonly send: (op: ValuesOp) => void,
+    listeners: Listeners,
+  ) {
+    const dim = entry.dim;
+    this.input = h("input", {
+      type: "text",
+      class: "gl-input",
+      "aria-label": `size of dim ${dim}`,
+      placeholder: "a size: 64",
+    });
+    const set = listeners.button("Set", `Give dim ${dim} this size (as run(${dim}=...))`, () => {
+      const parsed = parseDimSize(dim, this.input.value);
+      if (!parsed.ok) return this.fail(parsed.reason);
+      this.send({ op: "dim", dim, size: parsed.size });
+    });
+    set.dataset.value = "dim-set";
+    listeners.on(this.input, "keydown", (e: KeyboardEvent) => e.key === "Enter" && set.click());
+    const clear = listeners.button("Clear", `Forget the size given to dim ${dim}`, () =>
+      this.send({ op: "dim", dim, size: null }),
+    );
+    clear.dataset.value = "dim-clear";
+    const head = h(
+      "div",
+      { class: "gl-value-head" },
+      h("strong", {}, dim),
+      " ",
+      h("span", { class: "gl-hint" }, `dim of ${entry.args.join(", ")}`),
+      " ",
+      this.status,
+    );
+    this.el = h(
+      "div",
+      { class: "gl-value-row gl-dim-row", "data-value-dim": dim },
+      head,
+      h("div", { class: "gl-value-form" }, this.input, set, clear),
+      this.message,
+    );
+    this.update(entry);
+  }
+
+  update(entry: DimEntryView): void {
+    this.status.textContent = dimStatus(entry);
+    this.el.dataset.state = dimState(entry);
+  }
+
+  fail(reason: string): void {
+    this.message.textContent = reason;
+  }
 }
 
 /** One row of the panel: an arg, its state, and the form that gives it a value. */
@@ -190,12 +298,16 @@ export class ValuesSection implements Section {
   private readonly summary = h("div", { class: "gl-values-summary", "aria-live": "polite" });
   private readonly list = h("div", { class: "gl-values-list" });
   private readonly listeners = new Listeners();
+  private readonly dimsHead = h("h4", {}, "Dims");
+  private readonly dimsList = h("div", { class: "gl-values-list gl-dims-list" });
   private rows = new Map<string, ValueRow>();
+  private dimRows = new Map<string, DimRow>();
   private shape = "";
+  private dimNames = "";
   private lastArg: string | null = null;
 
   constructor(private readonly send: (op: ValuesOp) => void) {
-    this.el.append(h("h3", {}, "Run values"), this.summary, this.list);
+    this.el.append(h("h3", {}, "Run values"), this.summary, this.list, this.dimsHead, this.dimsList);
   }
 
   update(state: ViewState): void {
@@ -210,16 +322,26 @@ export class ValuesSection implements Section {
       );
     }
     for (const entry of view.entries) this.rows.get(entry.arg)?.update(entry, view.in_notebook);
-    this.summary.textContent =
-      view.missing.length === 0
-        ? "Every value Debug needs is given."
-        : `Missing: ${view.missing.join(", ")} \u2014 Debug needs these.`;
-    this.summary.dataset.missing = String(view.missing.length);
+    const dims = view.dims ?? [];
+    const names = dims.map((d) => d.dim).join(",");
+    if (names !== this.dimNames) {
+      this.dimNames = names;
+      this.dimRows = new Map(dims.map((d) => [d.dim, new DimRow(d, (op) => this.sendFrom(op), this.listeners)]));
+      replaceChildren(
+        this.dimsList,
+        [...this.dimRows.values()].map((r) => r.el),
+      );
+    }
+    for (const d of dims) this.dimRows.get(d.dim)?.update(d);
+    this.dimsHead.hidden = this.dimsList.hidden = dims.length === 0;
+    this.summary.textContent = valuesSummary(view);
+    this.summary.dataset.missing = String(view.missing.length + (view.missing_dims ?? []).length);
   }
 
-  /** Python refused a value: say why in its row. */
-  refused(arg: string, reason: string): void {
-    this.rows.get(arg)?.fail(reason);
+  /** Python refused a value or a dim's size: say why in its row. */
+  refused(op: ValuesOp, reason: string): void {
+    if (op.op === "dim") this.dimRows.get(op.dim)?.fail(reason);
+    else this.rows.get(op.arg)?.fail(reason);
   }
 
   /** Scroll to an arg's row and put the caret in its first field (the "Give value..." button). */
@@ -229,8 +351,12 @@ export class ValuesSection implements Section {
   }
 
   private sendFrom(op: ValuesOp): void {
-    this.lastArg = op.arg;
-    this.rows.get(op.arg)?.fail("");
+    if (op.op === "dim") {
+      this.dimRows.get(op.dim)?.fail("");
+    } else {
+      this.lastArg = op.arg;
+      this.rows.get(op.arg)?.fail("");
+    }
     this.send(op);
   }
 

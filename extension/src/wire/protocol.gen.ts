@@ -553,8 +553,27 @@ export interface ValuesView {
   entries: ValueEntryView[];
   /** The args Debug would refuse for want of a value, in the graph's order. */
   missing: string[];
+  /** The symbolic dims of the args the nodes use, in order of first use. */
+  dims: DimEntryView[];
+  /** The dims Debug would refuse for want of a size (`needed` ones), in that order. */
+  missing_dims: string[];
   /** Whether notebook variables can be used (false outside IPython). */
   in_notebook: boolean;
+}
+
+/** One symbolic dim of the args' shapes (`m` of `shape=("m",)`), as the values panel lists it. */
+export interface DimEntryView {
+  dim: string;
+  /** Its size in a run: given by name, or set by a given value's shape; null while unknown. */
+  size: number | null;
+  /** Whether the size was given by name (`m=64`), as `run(m=64)` takes it. */
+  given: boolean;
+  /** The arg whose given value sizes it (then it needs no size by name), or null. */
+  set_by: string | null;
+  /** The args whose declared shapes name it. */
+  args: string[];
+  /** Whether Debug would refuse for want of it: a temp the run allocates names it and nothing sizes it. */
+  needed: boolean;
 }
 
 /** Every synced trait of `GraphEditor`, by name. Bytes arrive as a DataView (null until the first sync). */
@@ -855,8 +874,20 @@ export interface ValueClear {
   arg: string;
 }
 
+/**
+ * Give a symbolic dim its size by name (`m=64`, as `run(m=64)` takes it), for the temps that no given
+ * value sizes; a null size forgets it.
+ */
+export interface ValueDim {
+  kind: "values";
+  request: number;
+  op: "dim";
+  dim: string;
+  size: number | null;
+}
+
 /** The values panel's messages: the run values Debug, Export and Compare use. */
-export type ValuesMessage = ValueScalar | ValueAllocate | ValueVariable | ValueClear;
+export type ValuesMessage = ValueScalar | ValueAllocate | ValueVariable | ValueClear | ValueDim;
 
 /** How the debugger moves a running session (`stop` ends it). */
 export type DebugAction = "step" | "step_over" | "continue" | "back" | "restart" | "find_nonfinite" | "stop";

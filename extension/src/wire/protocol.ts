@@ -95,4 +95,4 @@ export const EMPTY_EXPORT: ExportView = {
   error: null,
   seconds: 0,
 };
-export const EMPTY_VALUES: ValuesView = { entries: [], missing: [], in_notebook: false };
+export const EMPTY_VALUES: ValuesView = { entries: [], missing: [], dims: [], missing_dims: [], in_notebook: false };
