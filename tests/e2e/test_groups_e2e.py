@@ -89,6 +89,11 @@ def test_copy_and_paste_a_loop_gives_a_second_loop_group(lab, page, artifacts):
     assert python_value(nb, "(g.node('times#2').body, g.node('times#2').count)") == ["bump_2", "n"]
     assert python_value(nb, "ed.history['undo'][-1]") == "paste times#2"
     nb.shot("groups-01-loop-pasted", w)
+    # the group's right-click menu duplicates it too
+    title(w, "times#2").click(button="right", position={"x": 12, "y": 9})
+    w.locator(".gl-menu [data-action=duplicate]").click()
+    expect(w.locator(".gl-fgroup-loop[data-group]")).to_have_count(3)
+    assert python_value(nb, "[n.name for n in g.body]") == ["times", "times#2", "times#3", "after"]
 
 
 def test_dragging_a_group_moves_its_members_together_and_is_kept_through_save_and_reload(lab, page, artifacts):
