@@ -37,9 +37,9 @@ def paste_nodes(graph: Graph, node_ids: Sequence[str], *, into: str | None, inde
     """Copy these nodes into ``into`` (a sequence use id; None: the top level) from ``index`` on (None:
     at the end); returns the copies' ids, in order. Groups are copied with their whole bodies."""
     copier = _Copier(graph)
-    originals = [(node_id, graph.node(node_id)) for node_id in node_ids]  # all read before any is copied
+    originals = [graph.node(node_id) for node_id in node_ids]  # all read before any is copied
     made = []
-    for offset, (_, node) in enumerate(originals):
+    for offset, node in enumerate(originals):
         at = None if index is None else index + offset
         made.append(copier.node(node, into, at))
     return made
