@@ -158,9 +158,12 @@ export class LayoutToggles {
     return el;
   }
 
-  /** What the open drawers cover of the canvas's left and right edges (px). */
+  /** What the open drawers (with their handles) cover of the canvas's left and right edges (px). */
   insets(): Insets {
-    const width = (name: DrawerName): number => (this.isOpen(name) ? (this.drawers.get(name)?.el.offsetWidth ?? 0) : 0);
+    const width = (name: DrawerName): number => {
+      const drawer = this.drawers.get(name);
+      return drawer && this.isOpen(name) ? drawer.el.offsetWidth + drawer.handle.offsetWidth : 0;
+    };
     return { left: width("palette"), right: width("side") };
   }
 
