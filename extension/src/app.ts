@@ -255,6 +255,10 @@ export class EditorApp implements Actions {
       const nodes = (e as CustomEvent<{ nodes?: unknown }>).detail?.nodes;
       this.makeLoop(Array.isArray(nodes) ? nodes.filter((n): n is string => typeof n === "string") : []);
     });
+    this.listeners.on(this.root, "graphlab:add-kernel", () => {
+      this.layoutToggles.open("palette", true);
+      this.palette.focusSearch();
+    });
     this.listeners.on(this.root, "graphlab:give-value", (e: Event) => {
       const arg = (e as CustomEvent<{ arg?: unknown }>).detail?.arg;
       this.openValues(typeof arg === "string" ? arg : null);

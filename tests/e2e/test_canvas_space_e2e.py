@@ -180,6 +180,17 @@ def test_the_drawers_close_and_open_by_handle_and_keyboard_and_keep_the_users_ch
     expect(phandle).to_be_focused()
     nb.shot("canvas-space-05-keyboard", w)
 
+    # the canvas's menu "Add a kernel..." opens the closed palette and puts the caret in its search
+    spot = w.locator(".react-flow__pane").evaluate("""pane => { const r = pane.getBoundingClientRect();
+      for (let y = r.top + 40; y < r.bottom; y += 15) for (let x = r.left + 5; x < r.right; x += 15)
+        if (document.elementFromPoint(x, y) === pane) return [x, y];
+      return null; }""")  # fmt: skip
+    assert spot is not None
+    page.mouse.click(spot[0], spot[1], button="right")
+    w.locator(".gl-menu [data-action=add]").click()
+    expect(palette).to_be_visible()
+    expect(w.locator(".gl-palette .gl-search")).to_be_focused()
+
 
 def test_an_error_banner_takes_its_room_from_the_widgets_height(lab, page, artifacts):
     nb, w = open_editor(lab, page, artifacts, SMALL, "double")

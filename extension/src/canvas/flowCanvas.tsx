@@ -627,7 +627,8 @@ export class FlowCanvas {
         {
           label: "Add a kernel\u2026",
           action: "add",
-          run: () => this.app.root().querySelector<HTMLInputElement>(".gl-palette input")?.focus(),
+          // the app opens the palette's drawer (it may be closed) and puts the caret in its search
+          run: () => this.app.root().dispatchEvent(new CustomEvent("graphlab:add-kernel", { bubbles: true })),
         },
       ];
       if (this.clipboard.length > 0) items.push({ label: "Paste", action: "paste", run: () => this.paste() });

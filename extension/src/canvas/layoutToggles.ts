@@ -149,7 +149,8 @@ export class LayoutToggles {
       }
     });
     this.listeners.on(el, "keydown", (e: KeyboardEvent) => {
-      if (e.key !== "Escape" || e.target === handle || isTextTarget(e.target) || !this.isOpen(name)) return;
+      const taken = e.defaultPrevented || e.target === handle || isTextTarget(e.target); // a form's own Esc first
+      if (e.key !== "Escape" || taken || !this.isOpen(name)) return;
       e.preventDefault();
       e.stopPropagation();
       this.toggle(name, true);
