@@ -140,7 +140,9 @@ def test_the_drawers_close_and_open_by_handle_and_keyboard_and_keep_the_users_ch
     expect(handle).to_have_attribute("aria-expanded", "false")
     assert box(w.locator(".gl-canvas")) == canvas
     hb = box(handle)
-    assert canvas[2] - 20 <= hb[0] and hb[2] <= canvas[2] + 1.5, f"the closed drawer's handle {hb} is not at the edge {canvas}"
+    assert canvas[2] - 20 <= hb[0] and hb[2] <= canvas[2] + 1.5, (
+        f"the closed drawer's handle {hb} is not at the edge {canvas}"
+    )
     nb.shot("canvas-space-04-side-closed", w)
 
     # the user's choice is kept: selecting a node does not open it again; asking for a tab does
