@@ -163,11 +163,13 @@ def test_the_drawers_close_and_open_by_handle_and_keyboard_and_keep_the_users_ch
     expect(side).to_be_visible()
     assert w.evaluate("w => w.querySelector('.gl-side').contains(document.activeElement)"), "focus is not in the panel"
     # Esc in a text field is the field's (it gives the keys back to the editor), the drawer stays open
-    field = w.locator(".gl-side input[type=text], .gl-side input:not([type])").first
-    if field.count() > 0:
-        field.focus()
-        page.keyboard.press("Escape")
-        expect(side).to_be_visible()
+    w.locator(".gl-tab[data-tab=node]").click()
+    field = w.locator(".gl-tab-page[data-tab=node] .gl-node-editor input[type=text]").first
+    expect(field).to_be_visible()  # the selected node's name
+    field.focus()
+    page.keyboard.press("Escape")
+    expect(field).not_to_be_focused()
+    expect(side).to_be_visible()
 
     # the palette is a drawer too (started closed: the widget is narrower than 900 px)
     palette, phandle = w.locator(".gl-palette"), w.locator("[data-drawer-handle=palette]")
