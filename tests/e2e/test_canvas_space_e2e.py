@@ -125,6 +125,22 @@ def test_mpm88_canvas_keeps_the_width_fit_and_selection_keep_clear_of_the_drawer
     assert inside(b, uncovered(w)), f"{selected} {b} is under the palette {uncovered(w)}"
     nb.shot("canvas-space-03-both-drawers-open", w)
 
+    # a kernel added from the palette: the new node (selected) is neither under a drawer nor the minimap
+    before = set(w.evaluate("w => [...w.querySelectorAll('.gl-fnode[data-node-id]')].map(el => el.dataset.nodeId)"))
+    w.locator(".gl-kernel-item", has_text="substep_g2p").first.click()
+    page.wait_for_function(
+        "([w, n]) => w.querySelectorAll('.gl-fnode[data-node-id]').length > n", arg=[w.element_handle(), len(before)]
+    )
+    expect(w.locator(".gl-pending")).to_be_hidden()
+    page.wait_for_timeout(300)
+    added = w.evaluate("w => w.querySelector('.gl-selected')?.dataset.nodeId ?? null")
+    assert added is not None and added not in before, (added, before)
+    b = node(w, added).evaluate(MARK)
+    assert inside(b, uncovered(w)), f"the added {added} {b} is under a drawer {uncovered(w)}"
+    if w.locator(".react-flow__minimap").count() > 0:
+        assert apart(box(w.locator(".react-flow__minimap")), b), f"the minimap covers the added {added}"
+    nb.shot("canvas-space-03b-added-beside-the-drawers", w)
+
 
 def test_the_drawers_close_and_open_by_handle_and_keyboard_and_keep_the_users_choice(lab, page, artifacts):
     nb, w = open_editor(lab, page, artifacts, SMALL, "double")
