@@ -2,8 +2,9 @@
  * The editor app: reads the traits, lays out the components, turns user actions into messages
  * for Python, and cleans everything up on dispose.
  *
- * Layout: toolbar (with the debugger's controls), the debugger's timeline, error banner, then
- * palette | graph | side panel (tabs: Node, Debug, Inspect, Export).
+ * Layout: toolbar (with the debugger's controls), the debugger's timeline, error banner, then the
+ * graph, which keeps the whole width: the palette (left) and the side panel (right; tabs: Node,
+ * Debug, Inspect, Export, Values) are drawers floating over it (`LayoutToggles.drawer`).
  *
  * Over 500 lines on purpose: this is the one composition root that wires every component to the
  * traits and messages; the components themselves live in their own modules.
@@ -141,6 +142,7 @@ export class EditorApp implements Actions {
     this.layoutToggles = new LayoutToggles(
       () => this.root,
       () => this.read("graph").name,
+      (insets) => this.canvas.setInsets(insets),
     );
     const loopButton = h(
       "button",
@@ -201,14 +203,22 @@ export class EditorApp implements Actions {
       this.toolbar.el,
       this.timelineBar.el,
       this.banner.el,
-      h("div", { class: "gl-main" }, this.palette.el, this.canvas.el, this.side.el),
+      h(
+        "div",
+        { class: "gl-main" },
+        this.canvas.el,
+        this.layoutToggles.drawer("palette", this.palette.el, "left", "kernel palette"),
+        this.layoutToggles.drawer("side", this.side.el, "right", "side panel"),
+      ),
     );
     el.append(this.root);
     this.layoutToggles.watch(this.root);
-    // the widget's height follows the window too: a widget first drawn in a tall window shrinks with it
-    this.listeners.on(window, "resize", () =>
-      this.layoutToggles.followContent(this.root, this.canvas.el, this.canvas.drawingSize.height),
-    );
+    // the widget's height follows the window too (a widget first drawn in a tall window shrinks with
+    // it), and its chrome: a banner or a wrapped toolbar takes its room from the same budget
+    const follow = (): void =>
+      this.layoutToggles.followContent(this.root, this.canvas.el, this.canvas.drawingSize.height);
+    this.listeners.on(window, "resize", follow);
+    this.layoutToggles.watchChrome([this.toolbar.el, this.timelineBar.el, this.banner.el], follow);
     this.undoStack.sync(this.read("history"));
     this.state = this.buildState();
 
@@ -244,6 +254,10 @@ export class EditorApp implements Actions {
     this.listeners.on(this.root, "graphlab:make-loop", (e: Event) => {
       const nodes = (e as CustomEvent<{ nodes?: unknown }>).detail?.nodes;
       this.makeLoop(Array.isArray(nodes) ? nodes.filter((n): n is string => typeof n === "string") : []);
+    });
+    this.listeners.on(this.root, "graphlab:add-kernel", () => {
+      this.layoutToggles.open("palette", true);
+      this.palette.focusSearch();
     });
     this.listeners.on(this.root, "graphlab:give-value", (e: Event) => {
       const arg = (e as CustomEvent<{ arg?: unknown }>).detail?.arg;
@@ -460,6 +474,7 @@ export class EditorApp implements Actions {
       return;
     }
     if (id !== null && !this.state.index.has(id)) return;
+    if (id !== null) this.layoutToggles.open("side"); // the side panel follows the selection
     this.selectedArg = null;
     const anchor = this.state.anchor;
     if (extend && anchor !== null && id !== null) {
@@ -630,11 +645,11 @@ export class EditorApp implements Actions {
       this.send({ kind: "select", node: null, request: this.nextRequest++ });
     }
     if (this.read("debugger").active && arg.kind === "ndarray") {
-      this.showTab("inspect");
+      this.showTab("inspect", false);
       this.inspect(name, null, 0);
       return;
     }
-    this.showTab("node");
+    this.showTab("node", false);
   }
 
   inspect(buffer: string, component: number | null, page: number, slice: number[] | null = null): void {
@@ -684,8 +699,10 @@ export class EditorApp implements Actions {
     this.loopRequest = this.edit(op);
   }
 
-  showTab(tab: PanelTab): void {
+  /** Show a tab of the side panel, opening it (`force`: even if the user closed it, who asks for it now). */
+  showTab(tab: PanelTab, force = true): void {
     this.tab = tab;
+    this.layoutToggles.open("side", force);
     this.refresh();
   }
 
@@ -742,6 +759,7 @@ export class EditorApp implements Actions {
         this.redo();
         return true;
       case "search":
+        this.layoutToggles.open("palette", true);
         this.palette.focusSearch();
         return true;
       case "fit":
@@ -779,12 +797,14 @@ export class EditorApp implements Actions {
         this.remove(anchor);
         return true;
       case "rename":
+        this.layoutToggles.open("side", true);
         this.side.focusName();
         return true;
       case "toggleBreakpoint":
         this.toggleBreakpoint(anchor);
         return true;
       case "repeat":
+        this.layoutToggles.open("side", true);
         return this.side.focusRepeat();
       case "moveUp":
         this.move(anchor, -1);

@@ -54,7 +54,10 @@ def test_quickstart_edit_step_inspect_break_and_export(lab, page, artifacts):
     w.locator(".gl-tab[data-tab=inspect]").click()
     w.locator("[data-debug=step]").click()
     expect(w.locator(".gl-inspect")).to_have_attribute("data-position", "1")
-    w.locator(".gl-canvas").click(position={"x": 8, "y": 8})  # focus the widget (a click on the background)
+    # focus the widget (a click on the background, at the top right of the part no drawer covers)
+    w.locator(".gl-canvas").click(position=w.locator(".gl-canvas").evaluate(
+        "c => ({x: c.clientWidth - parseFloat(getComputedStyle(c).getPropertyValue('--gl-inset-right') || '0') - 8, y: 6})"
+    ))  # fmt: skip
     page.keyboard.press("s")
     expect(w.locator(".gl-inspect")).to_have_attribute("data-position", "2")
     expect(w.locator(".gl-inspect .gl-plot[data-kind=line]")).to_be_visible()

@@ -22,15 +22,20 @@ import {
   type Corner,
   GAP,
   GROUP_TITLE,
+  type Insets,
   type Measure,
+  NO_INSETS,
   type Point,
   type Size,
   boundsOf,
+  fitViewport,
   freeSpot,
   groupBoxes,
   minimapCorner,
   nodeSizes,
+  panIntoView,
   placeAll,
+  uncovered,
 } from "./geometry";
 
 /** What the canvas asks of the app. */
@@ -101,6 +106,8 @@ export class FlowCanvas {
   private readonly resize: ResizeObserver;
   /** The canvas's size as its resize observer last saw it (null before the first observation). */
   private size: { width: number; height: number } | null = null;
+  /** What the drawers floating over the canvas cover (Fit, the minimap and the selection keep clear). */
+  private insets: Insets = NO_INSETS;
 
   constructor(private readonly app: CanvasHost) {
     this.el = h("div", { class: "gl-canvas gl-flow-canvas", tabindex: 0, "aria-label": "graph canvas" });
@@ -190,7 +197,9 @@ export class FlowCanvas {
 
   decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
     if (anchor !== this.anchor && anchor !== null && !this.many.includes(anchor)) this.many = [];
+    const moved = anchor !== this.anchor;
     this.anchor = anchor;
+    if (moved && anchor !== null) this.keepInView(anchor);
     this.range = range;
     this.badges = badges;
     this.placeMinimap();
@@ -234,6 +243,32 @@ export class FlowCanvas {
     return this.anchor !== null ? [this.anchor] : [];
   }
 
+  /** The drawers now cover `insets` of the canvas: fit again (if following) or keep the selection clear. */
+  setInsets(insets: Insets): void {
+    if (insets.left === this.insets.left && insets.right === this.insets.right) return;
+    this.insets = insets;
+    if ((this.following || !this.fitted) && this.positions.size > 0) this.fitView(!this.whole);
+    else if (this.anchor !== null) this.keepInView(this.anchor);
+    this.placeMinimap();
+  }
+
+  /** Pan (no zoom) so the node `id` is out from under the drawers and inside the canvas. */
+  private keepInView(id: string): void {
+    const p = this.positions.get(id);
+    const s = this.sizes.get(id);
+    const g = this.groups.get(id);
+    // a group is marked by the start of its title strip (the group itself may be wider than the view)
+    const box = p && s ? { ...p, ...s } : g ? { ...g, width: Math.min(g.width, 240), height: GROUP_TITLE } : null;
+    const screen = box && this.instance ? this.boxOnScreen(box) : null;
+    const canvas = this.size ?? { width: this.el.clientWidth, height: this.el.clientHeight };
+    if (!screen || !this.instance || canvas.width === 0) return;
+    const by = panIntoView(screen, uncovered(canvas, this.insets));
+    if (by.x === 0 && by.y === 0) return;
+    const { x, y, zoom } = this.instance.getViewport();
+    void this.instance.setViewport({ x: x + by.x, y: y + by.y, zoom }, { duration: 0 });
+    setTimeout(() => this.placeMinimap(), 20);
+  }
+
   /** Show the whole graph, however small that makes it (the Fit button, F); refits keep doing so. */
   fit(): void {
     this.whole = true;
@@ -249,7 +284,6 @@ export class FlowCanvas {
     if (!this.instance || this.positions.size === 0) return;
     this.fitted = true;
     this.following = true;
-    const pad = 16;
     const all = boundsOf(
       [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })),
     );
@@ -257,18 +291,16 @@ export class FlowCanvas {
     const width = this.el.clientWidth;
     const height = this.el.clientHeight;
     if (width === 0 || height === 0) return;
-    let zoom = Math.min((width - 2 * pad) / Math.max(box.width, 1), (height - 2 * pad) / Math.max(box.height, 1), 1.5);
-    if (readable) zoom = Math.max(zoom, READABLE_ZOOM);
-    const fitsX = box.width * zoom <= width - 2 * pad;
-    const fitsY = box.height * zoom <= height - 2 * pad;
-    const x = fitsX ? (width - box.width * zoom) / 2 - box.x * zoom : pad - box.x * zoom;
-    const y = fitsY ? (height - box.height * zoom) / 2 - box.y * zoom : pad - box.y * zoom;
-    void this.instance.setViewport({ x, y, zoom }, { duration: 0 });
+    // into the part of the canvas the drawers leave uncovered
+    const view = uncovered({ width, height }, this.insets);
+    const viewport = fitViewport(box, view, { minZoom: readable ? READABLE_ZOOM : 0 });
+    void this.instance.setViewport(viewport, { duration: 0 });
     setTimeout(() => this.placeMinimap(), 20);
   }
 
   zoomBy(factor: number): void {
     if (!this.instance) return;
+    this.following = this.whole = false; // the user's zoom: a drawer opening does not refit it away
     void this.instance.zoomTo(this.instance.getZoom() * factor);
   }
 
@@ -276,7 +308,13 @@ export class FlowCanvas {
     const p = this.positions.get(id);
     const s = this.sizes.get(id);
     if (!this.instance || !p || !s) return;
-    void this.instance.setCenter(p.x + s.width / 2, p.y + s.height / 2, { zoom: this.instance.getZoom() });
+    // centred in the part of the canvas the drawers leave uncovered
+    const zoom = this.instance.getZoom();
+    const view = uncovered(this.size ?? { width: this.el.clientWidth, height: this.el.clientHeight }, this.insets);
+    const x = view.x + view.width / 2 - (p.x + s.width / 2) * zoom;
+    const y = view.y + view.height / 2 - (p.y + s.height / 2) * zoom;
+    void this.instance.setViewport({ x, y, zoom }, { duration: 0 });
+    setTimeout(() => this.placeMinimap(), 20);
   }
 
   get drawingSize(): { width: number; height: number } {
@@ -398,16 +436,20 @@ export class FlowCanvas {
     // the size the resize observer saw: reading clientWidth here would force a layout on every edit
     const canvas = this.size ?? { width: this.el.clientWidth, height: this.el.clientHeight };
     // the overview is for a drawing larger than the view: with everything in view it only covers nodes
+    const view = uncovered(canvas, this.insets); // a node under a drawer is out of view too
     const outside = [...this.positions].some(([id, p]) => {
       const s = this.sizes.get(id);
       const b = s ? this.boxOnScreen({ ...p, ...s }) : null;
-      return b !== null && (b.x < 0 || b.y < 0 || b.x + b.width > canvas.width || b.y + b.height > canvas.height);
+      return (
+        b !== null &&
+        (b.x < view.x - 0.5 || b.y < 0 || b.x + b.width > view.x + view.width + 0.5 || b.y + b.height > canvas.height)
+      );
     });
     if (outside !== this.someOutside) {
       this.someOutside = outside;
       this.render();
     }
-    const corner = minimapCorner(canvas, MINIMAP, box);
+    const corner = minimapCorner(canvas, MINIMAP, box, 10, this.insets);
     if (corner !== this.corner) {
       this.corner = corner;
       this.el.dataset.minimapCorner = corner;
@@ -584,7 +626,8 @@ export class FlowCanvas {
         {
           label: "Add a kernel\u2026",
           action: "add",
-          run: () => this.app.root().querySelector<HTMLInputElement>(".gl-palette input")?.focus(),
+          // the app opens the palette's drawer (it may be closed) and puts the caret in its search
+          run: () => this.app.root().dispatchEvent(new CustomEvent("graphlab:add-kernel", { bubbles: true })),
         },
       ];
       if (this.clipboard.length > 0) items.push({ label: "Paste", action: "paste", run: () => this.paste() });

@@ -1,7 +1,8 @@
 /**
  * The canvas's geometry, kept pure so it is tested without a browser: node sizes from measured
  * labels, where a node without a stored position goes (without moving any other), the boxes of
- * groups around what they hold, and the minimap's corner away from the node in focus.
+ * groups around what they hold, the minimap's corner away from the node in focus, and the part of
+ * the canvas the drawers (palette, side panel) leave uncovered, which Fit and the selection use.
  */
 
 import type { GraphView, NodeView } from "../wire/protocol";
@@ -225,13 +226,85 @@ export type Corner = "top-right" | "bottom-right" | "bottom-left" | "top-left";
  * The minimap's corner: the first of the usual ones whose box does not cover `focus` (the selected
  * or just-added node, in screen px relative to the canvas); bottom-right when nothing is in focus.
  */
-export function minimapCorner(canvas: Size, map: Size, focus: Box | null, margin = 10): Corner {
+export function minimapCorner(
+  canvas: Size,
+  map: Size,
+  focus: Box | null,
+  margin = 10,
+  insets: Insets = NO_INSETS,
+): Corner {
   const corners: Corner[] = ["bottom-right", "top-right", "bottom-left", "top-left"];
   if (focus === null) return corners[0]!;
   for (const corner of corners) {
-    const x = corner.endsWith("right") ? canvas.width - map.width - margin : margin;
-    const y = corner.startsWith("bottom") ? canvas.height - map.height - margin : margin;
-    if (!overlaps({ x, y, ...map }, focus, 4)) return corner;
+    if (!overlaps(minimapBox(canvas, map, corner, margin, insets), focus, 4)) return corner;
   }
   return corners[0]!;
+}
+
+/** Where the minimap sits in `corner`: inside the part of the canvas the drawers leave uncovered. */
+export function minimapBox(canvas: Size, map: Size, corner: Corner, margin = 10, insets: Insets = NO_INSETS): Box {
+  const view = uncovered(canvas, insets);
+  const x = corner.endsWith("right") ? view.x + view.width - map.width - margin : view.x + margin;
+  const y = corner.startsWith("bottom") ? canvas.height - map.height - margin : margin;
+  return { x, y, ...map };
+}
+
+/** How much of the canvas's edges the drawers floating over it cover (px on screen). */
+export interface Insets {
+  left: number;
+  right: number;
+}
+
+export const NO_INSETS: Insets = { left: 0, right: 0 };
+
+/**
+ * The part of a `canvas` of this size that no drawer covers, in screen px relative to the canvas.
+ * A drawer wider than the canvas leaves a strip of at least `least` px (the user can still pan).
+ */
+export function uncovered(canvas: Size, insets: Insets, least = 80): Box {
+  const left = Math.max(0, insets.left);
+  const right = Math.max(0, insets.right);
+  if (canvas.width - left - right >= least) {
+    return { x: left, y: 0, width: canvas.width - left - right, height: canvas.height };
+  }
+  const width = Math.min(least, canvas.width);
+  const x = Math.max(0, Math.min(left, canvas.width - width));
+  return { x, y: 0, width, height: canvas.height };
+}
+
+export interface Viewport {
+  x: number;
+  y: number;
+  zoom: number;
+}
+
+/**
+ * The viewport that shows the drawing `box` in `view` (the uncovered part of the canvas) with `pad`
+ * px around it, centred, at most `maxZoom`. With `minZoom` (the least readable zoom) a drawing that
+ * does not fit at that zoom shows its start (top left) instead, the rest is a pan away.
+ */
+export function fitViewport(box: Box, view: Box, { pad = 16, maxZoom = 1.5, minZoom = 0 } = {}): Viewport {
+  const room = { width: Math.max(view.width - 2 * pad, 1), height: Math.max(view.height - 2 * pad, 1) };
+  let zoom = Math.min(room.width / Math.max(box.width, 1), room.height / Math.max(box.height, 1), maxZoom);
+  zoom = Math.max(zoom, minZoom);
+  const fitsX = box.width * zoom <= room.width + 1e-9;
+  const fitsY = box.height * zoom <= room.height + 1e-9;
+  const x = view.x + (fitsX ? (view.width - box.width * zoom) / 2 : pad) - box.x * zoom;
+  const y = view.y + (fitsY ? (view.height - box.height * zoom) / 2 : pad) - box.y * zoom;
+  return { x, y, zoom };
+}
+
+/**
+ * How far to pan (screen px) so that `box` (on screen) lies inside `view` with `margin` px to spare:
+ * {0, 0} when it already does. A box larger than the view shows its top left corner.
+ */
+export function panIntoView(box: Box, view: Box, margin = 12): Point {
+  const axis = (start: number, size: number, viewStart: number, viewSize: number): number => {
+    const lo = viewStart + margin;
+    const hi = viewStart + viewSize - margin;
+    if (size > hi - lo || start < lo) return lo - start;
+    if (start + size > hi) return hi - (start + size);
+    return 0;
+  };
+  return { x: axis(box.x, box.width, view.x, view.width), y: axis(box.y, box.height, view.y, view.height) };
 }
