@@ -7,11 +7,14 @@
     set-up, in alternating rounds (median taken). Target: C host / Python <= 1.0.
 (b) ``--export-verify``: wall time of ``gl.export`` plus ``gl.verify`` of mpm88 (target <= 15 s on
     the 2-core development CPU).
-(c) ``--library``: the same frames through the runtime library (``graphlab/deploy/runtime``, driven by
-    ``tests/runtime_check.c``) against the generated host program, both compiled here with the same C
-    compiler and ``-O2``; and the library with ``GRAPHLAB_CAPTURE`` set (every frame written as a
-    capture folder) against it without. Targets: library / host <= 1.02; capture off costs nothing
-    (it is one pointer test per run).
+(c) ``--library``: the same frames through the graphlab runtime library, two ways: the generated host
+    program (a command-line front-end over the library) and the embedded C++ path
+    (``bench/library_loop.cpp`` over ``graphlab_runtime.hpp``), against the floor any runtime can reach:
+    a plain Taichi C-API loop over the same compiled graph (``bench/capi_loop.c``:
+    ``ti_launch_compute_graph`` per frame with the same args, then ``ti_wait``, no graphlab); and the host
+    with ``GRAPHLAB_CAPTURE`` set (every frame written as a capture folder) against it without. All are
+    compiled here with the host program's C compiler (and g++) at ``-O2``. Targets: library / C-API loop
+    <= 1.02; capture off costs nothing (it is one pointer test per run).
 
 Needs taichi (a site dir on ``PYTHONPATH`` is enough; graphlab is imported from this repository)
 and a C compiler (gcc) for the host program::
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,8 +47,10 @@ import taichi as ti
 import graphlab as gl
 from graphlab.api.examples import load_taichi_example, mpm88_buffers, mpm88_graph
 from graphlab.deploy.capi_ctypes import taichi_c_api_dir
-from graphlab.deploy.hostgen import build_host, find_compiler
+from graphlab.deploy.hostgen import LIBRARY_SOURCES, build_host, find_compiler
+from graphlab.deploy.manifest import read_manifest
 from graphlab.deploy.verify import run_host, run_python
+from graphlab.model.plan import Op, Repeat, Segment
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -115,38 +121,63 @@ def frame_time(arch: str, substeps: int, frames: int, rounds: int) -> dict[str, 
     return result
 
 
-def build_library_driver(work: Path) -> Path:
-    """tests/runtime_check.c and the library's sources (as the package ships them, and as ``gl.export`` copies
-    them into ``folder/runtime``), compiled as build_host compiles the host program."""
+BENCH = REPO / "bench"
+
+
+def build_loops(folder: Path, work: Path) -> tuple[Path, Path]:
+    """``bench/capi_loop.c`` (Taichi's C API alone) and ``bench/library_loop.cpp`` (the export's runtime
+    library through its C++ wrapper), compiled with the host program's C compiler and g++ at -O2."""
     c_api = taichi_c_api_dir()
-    runtime = REPO / "graphlab" / "export" / "runtime"
-    exe = work / "library_frames"
-    lib_dir = c_api / "lib"
-    command = [find_compiler(), "-std=c99", "-O2", "-isystem", str(c_api / "include"), f"-I{runtime}",
-               f"-I{REPO / 'graphlab' / 'export' / 'host'}", f'-DGRAPHLAB_TI_LIB_DIR="{c_api / "runtime"}"',
-               *map(str, sorted(runtime.glob("*.c"))), str(REPO / "tests" / "runtime_check.c"),
-               str(REPO / "graphlab" / "export" / "host" / "npy.c"), "-o", str(exe), f"-L{lib_dir}", "-ltaichi_c_api",
-               "-ldl", f"-Wl,-rpath,{lib_dir}"]  # fmt: skip
-    subprocess.run(command, check=True)
-    return exe
+    lib_dir, host, runtime = c_api / "lib", folder / "host", folder / "runtime"
+    cc = find_compiler()
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        raise SystemExit("deploy_speed --library needs a C++ compiler: apt-get install g++")
+    link = [f"-L{lib_dir}", "-ltaichi_c_api", "-ldl", f"-Wl,-rpath,{lib_dir}"]
+    include = ["-isystem", str(c_api / "include"), f"-I{host}", f"-I{runtime}"]
+    capi = work / "capi_loop"
+    subprocess.run([cc, "-std=c99", "-O2", *include, str(BENCH / "capi_loop.c"), str(host / "npy.c"), "-o",
+                    str(capi), *link], check=True)  # fmt: skip
+    objects = []
+    for source in [*(runtime / name for name in LIBRARY_SOURCES), host / "npy.c"]:
+        objects.append(work / f"{source.stem}.o")
+        subprocess.run([cc, "-std=c99", "-O2", *include, f'-DGRAPHLAB_TI_LIB_DIR="{c_api / "runtime"}"', "-c",
+                        str(source), "-o", str(objects[-1])], check=True)  # fmt: skip
+    cpp = work / "library_loop"
+    subprocess.run([cxx, "-std=c++17", "-O2", *include, str(BENCH / "library_loop.cpp"), *map(str, objects), "-o",
+                    str(cpp), *link], check=True)  # fmt: skip
+    return capi, cpp
 
 
-def run_library(exe: Path, folder: Path, inputs: Path, frames: int, capture: Path | None = None) -> float:
-    """Mean ms per frame after the first, through the library (with GRAPHLAB_CAPTURE when ``capture``)."""
-    env = {**os.environ, **({"GRAPHLAB_CAPTURE": str(capture)} if capture else {})}
-    command = [str(exe), str(folder), "update", str(inputs), str(inputs.parent / "lib_out"), "--frames", str(frames),
-               "--time"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=1800)
+def launches(ops: tuple[Op, ...]) -> list[str]:
+    """The compiled graphs a plan without decisions launches, in order (the C-API loop's frame)."""
+    names: list[str] = []
+    for op in ops:
+        if isinstance(op, Segment):
+            names.append(op.name)
+        elif isinstance(op, Repeat):
+            names += launches(op.body) * op.times
+        else:
+            raise SystemExit("deploy_speed --library: the C-API loop runs graphs without conditionals or loops")
+    return names
+
+
+def run_timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    """Mean ms per frame after the first, as a program printing the host's --time lines reports it."""
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})}, check=False,
+                          timeout=1800)  # fmt: skip
     if done.returncode != 0:
-        raise RuntimeError(f"the library run failed:\n{done.stdout}{done.stderr}")
+        raise RuntimeError(f"{command[0]} failed:\n{done.stdout}{done.stderr}")
     line = next(x for x in done.stdout.splitlines() if "ms per frame" in x)
     return float(line.split()[0])
 
 
 def library_time(arch: str, substeps: int, frames: int, rounds: int) -> dict[str, Any]:
-    """(c): host program vs the runtime library vs the library capturing every frame, alternating rounds."""
+    """(c): the C-API loop vs the host program and the C++ embedding over the library, and the host
+    capturing every frame; rotating order in rounds."""
     graph, values = mpm88(substeps)
-    times: dict[str, list[float]] = {"host": [], "library": [], "capture": []}
+    sides = ["capi", "host", "cpp", "capture"]
+    times: dict[str, list[float]] = {side: [] for side in sides}
     with tempfile.TemporaryDirectory(prefix="graphlab-deploy-speed-") as tmp:
         folder = Path(tmp, "mpm88")
         gl.export(graph, folder, arch, values=values, progress=False)
@@ -154,27 +185,39 @@ def library_time(arch: str, substeps: int, frames: int, rounds: int) -> dict[str
         inputs.mkdir()
         for name, value in values.items():
             np.save(inputs / f"{name}.npy", value)
-        build_host(folder)
-        exe = build_library_driver(Path(tmp))
+        [spec] = read_manifest(folder).graphs
+        arrays = [a for a in spec.args if a.kind == "ndarray"]
+        if {a.name for a in arrays} != {a.name for a in spec.args} or not {a.name for a in arrays} <= set(values):
+            raise SystemExit("deploy_speed --library: every arg must be an ndarray given in the inputs")
+        host = build_host(folder)
+        capi, cpp = build_loops(folder, Path(tmp))
+        env = {"TI_LIB_DIR": str(taichi_c_api_dir() / "runtime")}
+        host_command = [str(host), "--module", str(folder / "module"), "--in", str(inputs), "--out",
+                        str(Path(tmp, "host_out")), "--frames", str(frames), "--time"]  # fmt: skip
+        commands = {
+            "capi": [str(capi), arch, str(folder / "module"), ",".join(launches(spec.plan.body)), str(inputs),
+                     str(frames), *(f"{a.name}:{a.ndim}" for a in arrays)],
+            "host": host_command,
+            "cpp": [str(cpp), str(folder), spec.name, str(inputs), str(frames), *(a.name for a in arrays)],
+            "capture": host_command,
+        }  # fmt: skip
         for round_ in range(rounds):
-            sides = ["host", "library", "capture"]
-            for side in sides[round_ % 3 :] + sides[: round_ % 3]:  # rotate which side goes first
-                if side == "host":
-                    times[side].append(run_host(folder, inputs, Path(tmp, "host"), frames=frames).frame_ms)
-                else:
-                    capture = Path(tmp, f"caps{round_}") if side == "capture" else None
-                    times[side].append(run_library(exe, folder, inputs, frames, capture))
-    host, library, capture = (statistics.median(times[k]) for k in ("host", "library", "capture"))
+            for side in sides[round_ % 4 :] + sides[: round_ % 4]:  # rotate which side goes first
+                extra = {"GRAPHLAB_CAPTURE": str(Path(tmp, f"caps{round_}"))} if side == "capture" else {}
+                times[side].append(run_timed(commands[side], {**env, **extra}))
+    capi_ms, host_ms, cpp_ms, capture_ms = (statistics.median(times[k]) for k in sides)
     result = {
         "arch": arch, "device": describe_device(arch), "substeps": substeps, "frames": frames, "rounds": rounds,
-        "host_ms": host, "library_ms": library, "capture_ms": capture, "library_over_host": library / host,
-        "capture_over_library": capture / library, "rounds_ms": times,
+        "capi_ms": capi_ms, "host_ms": host_ms, "cpp_ms": cpp_ms, "capture_ms": capture_ms,
+        "host_over_capi": host_ms / capi_ms, "cpp_over_capi": cpp_ms / capi_ms,
+        "capture_over_host": capture_ms / host_ms, "rounds_ms": times,
     }  # fmt: skip
     print(
         f"deploy_speed library: mpm88 {substeps} substeps on {arch} ({result['device']}), median over {rounds} "
-        f"rounds of the mean of {frames - 1} frames after the first: host program {host:.2f} ms, library "
-        f"{library:.2f} ms (ratio {library / host:.3f}, target <= 1.02), library capturing every frame "
-        f"{capture:.2f} ms (x{capture / library:.3f} of capture off)"
+        f"rounds of the mean of {frames - 1} frames after the first: C-API loop {capi_ms:.2f} ms, host program "
+        f"{host_ms:.2f} ms (ratio {host_ms / capi_ms:.3f}, target <= 1.02), C++ embedding {cpp_ms:.2f} ms (ratio "
+        f"{cpp_ms / capi_ms:.3f}), host capturing every frame {capture_ms:.2f} ms (x{capture_ms / host_ms:.3f} of "
+        "capture off)"
     )
     return result
 
@@ -219,7 +262,7 @@ def main() -> None:
     parser.add_argument("--substeps", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=4, help="alternating C host / Python rounds for (a)")
     parser.add_argument("--export-verify", action="store_true", help="measure (b) instead of (a)")
-    parser.add_argument("--library", action="store_true", help="measure (c): runtime library vs host program")
+    parser.add_argument("--library", action="store_true", help="measure (c): the library vs a plain C-API loop")
     parser.add_argument("--json", help="also write the numbers to this file")
     options = parser.parse_args()
     if options.frames < 2:

@@ -1,16 +1,18 @@
 """Generate, and build, a C host program that runs an exported module without Python.
 
-``generate_host(out)`` writes ``out/host/``: ``main.c`` (tables generated from ``manifest.json``,
-then plain functions a user can keep and change), ``npy.h``/``npy.c`` (a small .npy reader and
-writer, so inputs and results travel as numpy files), ``CMakeLists.txt`` and ``README.md``.
-``build_host(out)`` compiles it with the system C compiler against the taichi wheel's C runtime, so
-a test or a notebook needs no cmake.
+``generate_host(out)`` writes ``out/host/``: ``main.c`` (a command-line front-end over the runtime
+library in ``out/runtime/``, which reads ``manifest.json`` itself: nothing in it is per-module but its
+header comment), ``npy.h``/``npy.c`` (a small .npy reader and writer, so inputs and results travel as
+numpy files), ``CMakeLists.txt`` (``add_subdirectory(../runtime)``) and ``README.md``. ``build_host(out)``
+compiles it, with the library's sources, with the system C compiler against the taichi wheel's C
+runtime, so a test or a notebook needs no cmake.
 
 The C, CMake and Markdown sources are files of this package, in ``graphlab/deploy/host/`` (read
 with :mod:`importlib.resources`, so they work from a wheel): ``npy.c`` and ``npy.h`` are copied as
 they are; ``main.c.in``, ``CMakeLists.txt.in`` and ``README.md.in`` have ``@NAME@`` placeholders, as
-CMake's ``configure_file`` writes them, filled here with escaped text. This module only makes that
-text: the tables from the manifest. The tests compile the result with ``-Wall -Wextra -Werror``.
+CMake's ``configure_file`` writes them, filled here with escaped text. The manifest is checked here
+for what the host cannot pass (so an export fails early, with the arg named); the library checks it
+again when it opens. The tests compile the result with ``-Wall -Wextra -Werror``.
 
 For example (needs a Taichi runtime and buffers; see the tests)::
 
@@ -27,29 +29,20 @@ import shutil
 import subprocess
 import tempfile
 import warnings
-from collections.abc import Iterable, Mapping
 from importlib.resources import files
 from pathlib import Path
 
 from graphlab._version import __version__
-from graphlab.bridge.aot_files import MODULE_FILES, metadata_file
-from graphlab.bridge.texture_formats import (
-    TEXEL_CHANNELS,
-    TEXTURE_KINDS,
-    download_graph,
-    format_problem,
-    texel_format,
-    upload_graph,
-)
+from graphlab.bridge.aot_files import MODULE_FILES
+from graphlab.bridge.texture_formats import TEXTURE_KINDS, format_problem, texel_format
 from graphlab.core.errors import ToolMissingError
 from graphlab.core.names import MAX_DIM_SIZE, name_problem, shown
 from graphlab.core.spec import Arg
 from graphlab.deploy.capi import C_SCALARS
 from graphlab.deploy.capi_ctypes import taichi_c_api_dir
 from graphlab.deploy.cruntime import Manifest, read_manifest
-from graphlab.deploy.embedgen import generate_embedding, module_name, readme_example
+from graphlab.deploy.embedgen import RUNTIME_SOURCES, generate_embedding, module_name, readme_example
 from graphlab.deploy.errors import HostBuildError, HostGenError
-from graphlab.model.plan import Branch, Iterate, Op, Plan, Repeat, Segment
 
 __all__ = ["build_host", "c_string_literal", "cmake_string", "generate_host"]
 
@@ -113,17 +106,6 @@ def _texel_format(manifest: Manifest, arg: Arg) -> str:
     return texel_format(arg.kind, arg.fmt, sample.fmt if sample else None)
 
 
-def _texture_rows(manifest: Manifest, args: dict[str, Arg], index: dict[str, int]) -> list[str]:
-    """The TEXTURES table: each texture arg's image format and the module graphs that fill and read it."""
-    rows = []
-    for arg in (a for a in args.values() if a.kind in TEXTURE_KINDS):
-        fmt = _texel_format(manifest, arg)
-        upload, download = _c_string(upload_graph(fmt, arg.ndim)), _c_string(download_graph(fmt, arg.ndim))
-        rows.append([str(index[arg.name]), f"TI_FORMAT_{fmt.upper()}", upload, download])
-    lines = _c_rows(rows, ["arg", "format", "upload", "download"]) if rows else []
-    return [*lines, "    {-1, TI_FORMAT_UNKNOWN, NULL, NULL}, /* end */"]
-
-
 def c_string_literal(text: str) -> str:
     r"""``text`` as a C string literal (quotes included) that holds exactly its UTF-8 bytes.
 
@@ -148,10 +130,6 @@ def c_string_literal(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _c_string(text: str | int | None) -> str:
-    return "NULL" if text is None else c_string_literal(str(text))
-
-
 def _c_comment(text: str) -> str:
     """``text`` safe inside a ``/* */`` comment: printable ASCII only, no ``*/``."""
     return "".join(c if " " <= c < "\x7f" else "?" for c in text).replace("*/", "*?/")
@@ -166,83 +144,14 @@ def cmake_string(text: str) -> str:
     return "".join(escapes.get(c, c) for c in text)
 
 
-def _c_rows(rows: list[list[str]], header: list[str] | None = None) -> list[str]:
-    """C initializers ``{a, b, c},`` padded into columns, under a comment naming them, for reading."""
-    cells = [[f"{cell}," for cell in row[:-1]] + [row[-1]] for row in rows]
-    widths = [max(len(row[i]) for row in [*cells, *([header] if header else [])]) for i in range(len(rows[0]))]
-    lines = ["    {" + " ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "}," for row in cells]
-    if header:  # "   /*" is as wide as "    {", so the names sit above their columns
-        lines.insert(0, "   /*" + " ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip() + " */")
-    return lines
-
-
-def _c_list(items: Iterable[object]) -> str:
-    """A C array initializer; ``{0}`` when empty (C99 has no empty braces; the row's count says 0)."""
-    return "{" + (", ".join(map(str, items)) or "0") + "}"
-
-
 def _tables(manifest: Manifest) -> dict[str, str]:
-    """The generated parts of main.c (``@NAME@`` -> text): what the module expects, as C tables."""
-    args = _args_of(manifest)
-    index = {name: i for i, name in enumerate(args)}
-    slot_ids = {slot: i for i, slot in enumerate(sorted(manifest.slots))}  # renumbered 0.. for the C arrays
-    slot_of = {name: slot_ids[slot] for slot, names in manifest.slots.items() for name in names}
-    rows = []
-    for arg in args.values():
-        dtype = (arg.dtype or "").upper()
-        element = arg.element_shape
-        if arg.kind in TEXTURE_KINDS:  # on the host: float32 texels, one axis of channels
-            dtype, element = "F32", (TEXEL_CHANNELS[_texel_format(manifest, arg)],)
-        shape = ", ".join(_c_string(d) for d in (arg.shape or [None] * arg.ndim)) or "NULL"
-        rows.append([
-            _c_string(arg.name), f"KIND_{arg.kind.upper()}", f"ROLE_{arg.role.upper()}", f"NPY_{dtype}",
-            f"TI_DATA_TYPE_{dtype}", str(arg.ndim), f"{{{shape}}}", str(len(element)),
-            _c_list(element), str(slot_of.get(arg.name, -1)),
-        ])  # fmt: skip
-    header = ["name", "kind", "role", "dtype", "ti_dtype", "ndim", "shape", "elem_ndim", "elem_shape", "slot"]
-    segments, graphs, ops = _program_rows(manifest, index)
-    dims = [[_c_string(name), str(value)] for name, value in manifest.dims.items()]
+    """The placeholders of main.c.in (``@NAME@`` -> text): only its header comment names the module."""
+    _args_of(manifest)  # refuse what the host cannot pass before anything is written
     return {
         "VERSION": _c_comment(__version__),
         "TAICHI": _c_comment(manifest.taichi_version),
-        "TI_ARCH": f"TI_ARCH_{manifest.arch.upper()}",
-        "ARCH": manifest.arch,  # one of MODULE_FILES (checked), so plain text in a string or comment
-        "MARKER": metadata_file(manifest.arch),  # the x64 loader crashes on a folder without it
-        "ARGS": "\n".join(_c_rows(rows, header)),
-        "SEGMENTS": "\n".join(_c_rows(segments, ["name", "arg_count", "args"])),
-        "OPS": "\n".join(_c_rows(ops, OP_HEADER)),
-        "GRAPHS": "\n".join(_c_rows(graphs, ["name", "arg_count", "args", "body", "body_len"])),
-        "DIMS": "\n".join([*(_c_rows(dims) if dims else []), "    {NULL, 0}, /* end */"]),
-        "TEXTURES": "\n".join(_texture_rows(manifest, args, index)),
-        "RELATIONS": "\n".join(_relation_rows(manifest, index)),
+        "ARCH": manifest.arch,  # one of MODULE_FILES (checked), so plain text in a comment
     }
-
-
-#: Loop extents a relation's row holds (each must be non-empty for the relation to apply); a relation
-#: under more nested loops than this is left to the Python side (load_module, verify) to check.
-MAX_GUARDS = 8
-
-
-def _relation_rows(manifest: Manifest, index: Mapping[str, int]) -> list[str]:
-    """The shape relations (:mod:`graphlab.kernelfacts.shape_facts`) as C rows, checked before anything runs.
-
-    A row: the arg and axis, the source arg and axis (-1: a constant ``minimum``), the loop extents
-    (arg, axis; -1: every axis) that must be non-empty, and the access for the message.
-    """
-    rows = []
-    for graph in manifest.graphs:
-        for rel in graph.relations:
-            if len(rel.guards) > MAX_GUARDS:
-                continue
-            guards = [v for name, axis in rel.guards for v in (index[name], -1 if axis is None else axis)]
-            source = -1 if rel.source is None else index[rel.source]
-            rows.append([
-                str(index[rel.arg]), str(rel.axis), str(source), str(rel.source_axis or 0), str(rel.minimum or 0),
-                str(len(rel.guards)), _c_list(guards), _c_string(rel.node), _c_string(rel.access),
-            ])  # fmt: skip
-    end = ["-1", "0", "-1", "0", "0", "0", "{0}", "NULL", "NULL"]
-    header = ["arg", "axis", "source", "source_axis", "minimum", "guard_count", "guards", "node", "access"]
-    return _c_rows([*rows, end], header)
 
 
 def _fill(name: str, **values: str) -> str:
@@ -318,13 +227,28 @@ def find_compiler(cc: str | os.PathLike[str] | None = None) -> str:
     raise ToolMissingError(f"no C compiler found (tried {', '.join(tried)}); {fix}")
 
 
+#: The runtime library's C sources, compiled into the host program.
+LIBRARY_SOURCES = ("graphlab_runtime.c", "gl_manifest.c", "gl_capture.c", "gl_json.c", "gl_sha256.c")
+
+
+def _library_dir(out: Path) -> Path:
+    """The library sources the host is built with: the export's ``runtime/``, else this package's own
+    (a host folder copied without it). main.c includes ``../runtime/graphlab_runtime.h``: beside
+    ``host/`` it finds the export's; through ``-I<library>`` it finds ``<library>/../runtime/``, the same
+    folder, in either case."""
+    runtime = out / "runtime"
+    if all((runtime / name).is_file() for name in LIBRARY_SOURCES):
+        return runtime
+    return Path(str(RUNTIME_SOURCES))
+
+
 def build_host(out_dir: str | os.PathLike[str], *, cc: str | os.PathLike[str] | None = None) -> Path:
     """Compile ``out_dir/host`` (generated first if missing) into ``out_dir/host/build/graphlab_host``.
 
-    The compiler is called directly (no cmake) with the wheel's headers and library, and an rpath
-    to the library so the program runs without ``LD_LIBRARY_PATH``. An existing ``main.c`` is
-    compiled as it is, so a user's edits are kept; with ``-Wall -Wextra``, whose warnings come back
-    as a Python ``UserWarning`` (the program is still built).
+    The compiler is called directly (no cmake) with the runtime library's sources (``out_dir/runtime``),
+    the wheel's headers and library, and an rpath to the library so the program runs without
+    ``LD_LIBRARY_PATH``. An existing ``main.c`` is compiled as it is, so a user's edits are kept; with
+    ``-Wall -Wextra``, whose warnings come back as a Python ``UserWarning`` (the program is still built).
 
     Raises
     ------
@@ -345,8 +269,10 @@ def build_host(out_dir: str | os.PathLike[str], *, cc: str | os.PathLike[str] | 
     with tempfile.TemporaryDirectory(dir=host / "build") as tmp:
         built = Path(tmp) / EXECUTABLE
         runtime = c_string_literal(str(c_api / "runtime"))
+        library = _library_dir(out)
         command = [compiler, "-std=c99", "-O2", "-Wall", "-Wextra", "-isystem", str(c_api / "include"),
-                   f"-DGRAPHLAB_TI_LIB_DIR={runtime}", str(host / "main.c"), str(host / "npy.c"),
+                   f"-I{library}", f"-DGRAPHLAB_TI_LIB_DIR={runtime}", str(host / "main.c"), str(host / "npy.c"),
+                   *(str(library / name) for name in LIBRARY_SOURCES),
                    "-o", str(built), f"-L{lib}", "-ltaichi_c_api", "-ldl", f"-Wl,-rpath,{lib}"]  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         said = f"$ {' '.join(command)}\n{done.stdout}{done.stderr}"
@@ -356,71 +282,3 @@ def build_host(out_dir: str | os.PathLike[str], *, cc: str | os.PathLike[str] | 
             warnings.warn(f"building {host}: the C compiler warned (the program was built):\n{said}", stacklevel=2)
         built.replace(exe)
     return exe
-
-
-# --- The plans as main.c's SEGMENTS, GRAPHS and OPS rows -----------------------------------------
-# The only part of this module that reads the control-flow types (graphlab.model.plan). In: the manifest and
-# each arg's row in ARGS. Out: the rows of those three tables, as C initializer cells.
-
-
-Rows = list[list[str]]
-
-
-def _program_rows(manifest: Manifest, index: dict[str, int]) -> tuple[Rows, Rows, Rows]:
-    """``(segments, graphs, ops)``: the rows of main.c's SEGMENTS, GRAPHS and OPS tables."""
-    plans = [g.plan for g in manifest.graphs]
-    segments = [s for plan in plans for s in plan.segments]  # main.c's SEGMENTS, every graph's in turn
-    rows_of = {(plan.graph, s.id): i for i, (plan, s) in enumerate((p, s) for p in plans for s in p.segments)}
-    program = _Program(index, rows_of)
-    graphs: Rows = []
-    for g, plan in zip(manifest.graphs, plans):
-        body, count = program.flatten(plan, plan.body)
-        graphs.append([_c_string(g.name), str(len(g.args)), _c_list(index[a.name] for a in g.args), str(body),
-                       str(count)])  # fmt: skip
-    segment_rows = [[_c_string(s.name), str(len(s.args)), _c_list(index[a] for a in s.args)] for s in segments]
-    return segment_rows, graphs, program.rows
-
-
-OP_HEADER = [
-    "kind", "node", "segment", "flag", "count", "times", "body", "body_len", "other", "other_len", "check_every",
-    "guarded", "saves_len", "saves",
-]  # fmt: skip
-_NOT_GUARDED = ["0", "0", "{0}"]  # the last three cells of a row that is no guarded loop
-
-
-class _Program:
-    """Plans as the rows of main.c's OPS table: each block is a contiguous range of rows.
-
-    ``segments`` maps ``(graph, segment id)`` to the segment's row in main.c's SEGMENTS table.
-    """
-
-    def __init__(self, args: dict[str, int], segments: dict[tuple[str, int], int]) -> None:
-        self.args, self.segments = args, segments
-        self.rows: list[list[str]] = []
-
-    def flatten(self, plan: Plan, ops: tuple[Op, ...]) -> tuple[int, int]:
-        """Reserve the block's rows, then fill them (their own blocks go after): ``(start, count)``."""
-        start = len(self.rows)
-        self.rows.extend([[]] * len(ops))
-        for i, op in enumerate(ops):
-            self.rows[start + i] = self._row(plan, op)
-        return start, len(ops)
-
-    def _row(self, plan: Plan, op: Op) -> list[str]:
-        if isinstance(op, Segment):
-            return ["OP_SEGMENT", "NULL", str(self.segments[plan.graph, op.id]), "-1", "-1", "0", "0", "0", "-1", "0",
-                    "0", *_NOT_GUARDED]  # fmt: skip
-        if isinstance(op, Repeat):
-            return ["OP_REPEAT", "NULL", "-1", "-1", "-1", str(op.times), *map(str, self.flatten(plan, op.body)),
-                    "-1", "0", "0", *_NOT_GUARDED]  # fmt: skip
-        if isinstance(op, Branch):
-            then = self.flatten(plan, op.then)
-            other = (-1, 0) if op.else_ is None else self.flatten(plan, op.else_)
-            return ["OP_COND", _c_string(op.node_id), "-1", str(self.args[op.flag]), "-1", "0",
-                    *map(str, then), *map(str, other), "0", *_NOT_GUARDED]  # fmt: skip
-        assert isinstance(op, Iterate)
-        flag = -1 if op.while_ is None else self.args[op.while_]
-        count = -1 if op.count is None else self.args[op.count]
-        guarded = [str(int(op.guarded)), str(len(op.saves)), _c_list(self.args[a] for a in op.saves)]
-        return ["OP_LOOP", _c_string(op.node_id), "-1", str(flag), str(count), str(op.max_iter or 0),
-                *map(str, self.flatten(plan, op.body)), "-1", "0", str(op.check_every), *guarded]  # fmt: skip

@@ -48,7 +48,7 @@ from graphlab.core.leftovers import scratch_prefix
 from graphlab.core.spec import NUMPY_DTYPES, Arg
 from graphlab.deploy.capi_ctypes import taichi_c_api_dir
 from graphlab.deploy.control import FrameEvent, parse_event_lines
-from graphlab.deploy.hostgen import EXECUTABLE, build_host
+from graphlab.deploy.hostgen import EXECUTABLE, LIBRARY_SOURCES, build_host
 from graphlab.deploy.manifest import Manifest, Sample, module_folder, read_manifest
 from graphlab.deploy.report import NOISE, NOISE_FACTOR, RANDOM, TOLERATED, OutputDiff, VerifyReport, compare
 from graphlab.deploy.room import available_bytes, too_big
@@ -316,7 +316,8 @@ def _host_executable(folder: Path, cc: str | None) -> Path:
     """The built host program; rebuilt when missing or older than its sources (kept when fresh)."""
     exe = folder / "host" / "build" / EXECUTABLE
     sources = [folder / "host" / n for n in ("main.c", "npy.c", "npy.h")]
-    if exe.is_file() and all(s.is_file() and s.stat().st_mtime <= exe.stat().st_mtime for s in sources):
+    library = [folder / "runtime" / n for n in LIBRARY_SOURCES if (folder / "runtime" / n).is_file()]
+    if exe.is_file() and all(s.is_file() and s.stat().st_mtime <= exe.stat().st_mtime for s in sources + library):
         return exe
     return build_host(folder, cc=cc)
 

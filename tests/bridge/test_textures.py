@@ -144,8 +144,7 @@ def test_a_texture_graph_exports_for_vulkan_and_the_c_host_matches_python(ti_vul
     manifest = json.loads((result.path / "manifest.json").read_text())
     args = {a["name"]: a for a in manifest["graphs"][0]["args"]}
     assert args["tex"]["fmt"] == "r32f" and args["img"]["sample"] == {"shape": [6, 5], "fmt": "rgba8"}
-    main_c = (result.path / "host" / "main.c").read_text()
-    assert '"graphlab_upload_rgba8_2d"' in main_c and "TI_FORMAT_R32F" in main_c
+    # the host's runtime library finds each texture's copy graphs by its format (graphlab_upload_<fmt>_<n>d)
     metadata = json.loads((result.path / "module" / "graphs.json").read_text())
     assert {"graphlab_upload_r32f_2d", "graphlab_upload_rgba8_2d", "graphlab_download_r32f_2d"} <= {
         entry["key"] for entry in metadata

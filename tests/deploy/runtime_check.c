@@ -3,7 +3,7 @@
  * also under -fsanitize=address,undefined).
  *
  *   runtime_check FOLDER GRAPH IN_DIR OUT_DIR [--outputs A,B] [--frames N] [--capture DIR] [--segments]
- *                 [--limit BYTES] [--time] [--zero-copy ARG] [--runtime x64|vulkan]
+ *                 [--limit BYTES] [--time] [--zero-copy ARG] [--runtime x64|vulkan] [--events]
  *
  * Gives each IN_DIR/<arg>.npy to the graph (arrays with gl_graph_set_array, 0-d or element-shaped
  * files with gl_graph_set_scalar), runs it, prints each decision as "decision NODE SCOPE KIND VALUE
@@ -11,7 +11,8 @@
  * and exits 1, so the tests see the library's message. With --time (bench/deploy_speed.py) no callback
  * is passed and it prints the first frame's time and the mean of the others, as the host program does.
  * --zero-copy ARG gives that input as this program's own TiMemory (gl_graph_set_memory); --runtime
- * creates the Taichi runtime here and passes it to gl_module_open (destroyed after the module).
+ * creates the Taichi runtime here and passes it to gl_module_open (destroyed after the module); --events
+ * prints each control event (gl_graph_on_event) as "event NODE KIND BRANCH|ITERATIONS [limit_reached]".
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,6 +40,12 @@ static double now_ms(void) {
 static gl_dtype dtype_of(NpyDtype d) {
   static const gl_dtype map[] = {GL_F32, GL_F32, GL_F64, GL_I8, GL_I16, GL_I32, GL_I64, GL_U8, GL_U16, GL_U32, GL_U64};
   return map[d]; /* f16 maps to f32 and is refused by the dtype check */
+}
+
+static void on_event(void *user, const gl_event *e) {
+  (void)user;
+  if (e->branch != NULL) printf("event %s %s %s\n", e->node, e->kind, e->branch);
+  else printf("event %s %s %lld%s\n", e->node, e->kind, (long long)e->iterations, e->limit_reached ? " limit_reached" : "");
 }
 
 static void on_decision(void *user, const gl_decision *d) {
@@ -127,7 +134,7 @@ int main(int argc, char **argv) {
   long frames = 1;
   const char *capture = NULL, *outputs = "", *zero_copy = NULL, *own_arch = NULL;
   unsigned flags = 0;
-  int timed = 0;
+  int timed = 0, events = 0;
   unsigned long long limit = 0;
   for (int i = 5; i < argc; ++i) {
     if (strcmp(argv[i], "--outputs") == 0 && i + 1 < argc) outputs = argv[++i];
@@ -135,6 +142,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--capture") == 0 && i + 1 < argc) capture = argv[++i];
     else if (strcmp(argv[i], "--segments") == 0) flags |= GL_CAPTURE_SEGMENTS;
     else if (strcmp(argv[i], "--time") == 0) timed = 1;
+    else if (strcmp(argv[i], "--events") == 0) events = 1;
     else if (strcmp(argv[i], "--zero-copy") == 0 && i + 1 < argc) zero_copy = argv[++i];
     else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc) own_arch = argv[++i];
     else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) limit = strtoull(argv[++i], NULL, 10);
@@ -154,6 +162,8 @@ int main(int argc, char **argv) {
   s = gl_graph_get(module, argv[2], &graph);
   if (s != GL_OK) status = fail(s, gl_module_error(module));
   if (status == 0) status = give_inputs(graph, argv[3], gl_module_runtime(module), zero_copy);
+  if (status == 0 && events && (s = gl_graph_on_event(graph, on_event, NULL)) != GL_OK)
+    status = fail(s, gl_graph_error(graph));
   if (status == 0 && own_arch != NULL) printf("runtime %s\n", gl_module_runtime(module) == runtime ? "mine" : "other");
   if (status == 0 && capture != NULL && (s = gl_graph_capture(graph, capture, flags, limit)) != GL_OK)
     status = fail(s, gl_graph_error(graph));

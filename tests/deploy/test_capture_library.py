@@ -27,7 +27,7 @@ import graphlab as gl
 from graphlab.cli import main
 from graphlab.deploy.capi_ctypes import taichi_c_api_dir
 from graphlab.deploy.embedgen import build_runtime
-from graphlab.deploy.hostgen import find_compiler
+from graphlab.deploy.hostgen import build_host, find_compiler
 from graphlab.model.graphfile import save
 
 HERE = Path(__file__).parent
@@ -277,6 +277,34 @@ def test_graphlab_capture_in_the_environment_of_an_embedding_app(ti_cpu, tmp_pat
         capture = tmp_path / "caps" / f"{graph.name}-0"
         dbg = gl.open_capture(capture, graph=graph, module=folder)
         assert dbg.capture is not None and dbg.capture.segments and dbg.compare(dbg.capture) is None
+
+
+def run_host_program(module: Path, graph: str, values: dict, tmp: Path, captures: Path) -> Path:
+    """Run ``graph`` with the export's host program (built by build_host) with only its environment asking
+    for a capture; the capture folder of its run."""
+    ins = tmp / f"host_in_{graph}_{module.name}"
+    ins.mkdir()
+    for name, value in values.items():
+        np.save(ins / f"{name}.npy", value)
+    command = [str(build_host(module)), "--module", str(module / "module"), "--in", str(ins), "--out",
+               str(tmp / f"host_out_{graph}_{module.name}"), "--graph", graph]  # fmt: skip
+    env = {**os.environ, "GRAPHLAB_CAPTURE": str(captures), "GRAPHLAB_CAPTURE_SEGMENTS": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in captures.iterdir()) == [f"{graph}-0"]
+    return captures / f"{graph}-0"
+
+
+def test_graphlab_capture_in_the_environment_of_the_host_program(ti_cpu, x64_modules, tmp_path):
+    """The host program runs over the library, so GRAPHLAB_CAPTURE records its runs too: a guarded
+    check_every loop and a conditional agree with the notebook; a build with a different kernel is named."""
+    same, field = x64_modules
+    folder = run_host_program(same, "guard", guard_values(5), tmp_path, tmp_path / "host_same")
+    dbg = gl.open_capture(folder, graph=guard_graph(), module=same)
+    assert dbg.capture is not None and dbg.capture.segments and dbg.compare(dbg.capture) is None
+    folder = run_host_program(field, "stages", stage_values(), tmp_path, tmp_path / "host_field")
+    found = gl.open_capture(folder, graph=stages_graph()).compare(folder)
+    assert found is not None and (found.step_id, found.buffer) == ("iterate/iter[0]/shift", "w")
 
 
 @pytest.mark.vulkan

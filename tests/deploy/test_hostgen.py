@@ -6,6 +6,7 @@ bit, on x64 and on Vulkan (Mesa lavapipe on a CPU machine).
 """
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,12 +101,15 @@ def test_missing_input_file_is_an_error(built, tmp_path):
 
 
 def test_c_api_error_is_reported_with_its_code(built, tmp_path):
+    """The library reads the manifest next to --module's folder: a copy of the module whose manifest names
+    a graph the module lacks makes ti_get_aot_module_compute_graph fail, and the host says so."""
     folder, _ = built
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest["graphs"][1]["name"] = "scale2"  # a graph the module does not have
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    shutil.copytree(folder / "module", tmp_path / "module")
     exe = hostgen.build_host(tmp_path)
-    done = run_host(exe, folder, "--out", str(tmp_path / "out"))
+    done = run_host(exe, tmp_path, "--out", str(tmp_path / "out"))
     assert done.returncode == 1
     assert "ti_get_aot_module_compute_graph failed: TI_ERROR_NAME_NOT_FOUND (-3): scale2" in done.stderr
 
@@ -135,8 +139,11 @@ def test_generated_files_are_complete(built):
         "CMakeLists.txt", "README.md", "main.c", "npy.c", "npy.h"
     ]  # fmt: skip
     main = (host / "main.c").read_text()
-    assert '{"update", 11,' in main and '{"n", 64},' in main
-    assert "## Run" in (host / "README.md").read_text()
+    # main.c is a front-end over the runtime library, which reads manifest.json: it holds no tables
+    assert '#include "../runtime/graphlab_runtime.h"' in main and "static const ArgSpec" not in main
+    assert (folder / "runtime" / "graphlab_runtime.c").is_file()
+    readme = (host / "README.md").read_text()
+    assert "## Run" in readme and "- `update`(a: f32 input, x: f32[n] input" in readme
 
 
 def test_integer_format_texture_args_are_refused_with_a_reason(built, tmp_path):
@@ -199,26 +206,22 @@ def test_unknown_graph_flag_names_the_table(built, tmp_path):
 
 
 def test_cuda_host_with_the_driver_flag_read_compiles_without_warnings(built, tmp_path):
-    """A CUDA module's host reads flags through Taichi's CUDA interop and the driver (dlopen): the
-    same source built for TI_ARCH_CUDA compiles cleanly against the wheel's headers (no GPU here to
-    run it; bench/host_control_flow.py measures it on one) and still starts."""
+    """A CUDA module's flags are read through Taichi's CUDA interop and the driver (dlopen) by the runtime
+    library the host is built with: the arch comes from manifest.json at run time, so that path is in every
+    host, and the host's sources with the library's compile with -Werror against the wheel's headers (no GPU
+    here to run it; bench/host_control_flow.py measures it on one) and start."""
     folder, _ = built
-    copy = tmp_path / "cuda"
-    (copy / "host").mkdir(parents=True)
-    for name in ("main.c", "npy.c", "npy.h"):
-        (copy / "host" / name).write_bytes((folder / "host" / name).read_bytes())
-    main = copy / "host" / "main.c"
-    text = main.read_text()
-    arch = next(line for line in text.splitlines() if line.startswith("#define MODULE_ARCH "))
-    main.write_text(text.replace(arch, "#define MODULE_ARCH TI_ARCH_CUDA"))
+    library = (folder / "runtime" / "graphlab_runtime.c").read_text()
+    assert "ti_export_cuda_memory" in library and "cuMemcpyDtoH_v2" in library
     c_api = taichi_c_api_dir()
+    sources = [folder / "host" / "main.c", folder / "host" / "npy.c",
+               *(folder / "runtime" / name for name in hostgen.LIBRARY_SOURCES)]  # fmt: skip
     done = subprocess.run(
         ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-isystem", str(c_api / "include"),
-         str(main), str(copy / "host" / "npy.c"), "-o", str(tmp_path / "host"),
+         *map(str, sources), "-o", str(tmp_path / "host"),
          f"-L{c_api / 'lib'}", "-ltaichi_c_api", "-ldl", f"-Wl,-rpath,{c_api / 'lib'}"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "ti_export_cuda_memory" in text and "cuMemcpyDtoH_v2" in text
     helped = subprocess.run([str(tmp_path / "host"), "--help"], capture_output=True, text=True)
     assert helped.returncode == 0 and "--frames" in helped.stdout + helped.stderr

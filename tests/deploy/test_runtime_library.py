@@ -399,6 +399,27 @@ def test_count_loop_and_conditional_inside_a_repetition(check_exe, loops, tmp_pa
                                                         enumerate(conds)]  # fmt: skip
 
 
+def events_of(done: subprocess.CompletedProcess) -> list[list[str]]:
+    return [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("event ")]
+
+
+def test_control_events_are_python_s_count_loops_and_replays_included(check_exe, loops, tmp_path):
+    """gl_graph_on_event reports what compiled.last_events does: a count loop (which reads no flag, so
+    makes no decision) and a guarded loop's iterations after its replay."""
+    nested = {"x": np.array([1.0, 2.0], np.float32), "n": np.int32(3), "limit": np.float32(5.0),
+              "flag": np.zeros(1, np.int32)}  # fmt: skip
+    countdown = {"counter": np.array([8], np.int32), "flag": np.ones(1, np.int32)}
+    for name, graph, values in (("nested", nested_graph(), nested), ("countdown", countdown_graph(3, guarded=True),
+                                                                      countdown)):  # fmt: skip
+        _, events = run_in_process("x64", [graph], values)
+        done = run_check(check_exe, loops, name, values, tmp_path, "--events")
+        assert done.returncode == 0, done.stdout
+        want = [[e.event.node, e.event.kind, str(e.event.value), *(["limit_reached"] * e.event.limit_reached)]
+                for e in events]  # fmt: skip
+        assert events_of(done) == want and any(kind == "loop" for _, kind, *_ in want), done.stdout
+    assert events_of(done) == [["solve", "loop", "8"]]  # reads after 3 and 6, then 7 and 8 replayed
+
+
 def test_a_buffer_shorter_than_a_loop_indexes_is_refused(check_exe, loops, tmp_path):
     inputs = {"src": np.ones(8, np.float32), "dst": np.zeros(4, np.float32)}
     done = run_check(check_exe, loops, "copy", inputs, tmp_path)

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,12 +125,50 @@ typedef struct vk_interop {
 typedef void (*vk_get_properties_fn)(void *physical_device, void *properties);
 void TI_API_CALL ti_export_vulkan_runtime(TiRuntime runtime, vk_interop *interop_info);
 
+/* CUDA: Taichi's C API names no device or driver, so ask the CUDA driver Taichi loaded (dlopen, no link
+ * dependency): cuDeviceGetName of the current context's device (else device 0) and cuDriverGetVersion.
+ * Without libcuda.so.1 both stay "" and `note` says why. Untested here: the tests have no GPU. */
+typedef int (*cu_init_fn)(unsigned flags);
+typedef int (*cu_int_fn)(int *out);
+typedef int (*cu_device_get_fn)(int *device, int ordinal);
+typedef int (*cu_name_fn)(char *name, int size, int device);
+
+static void cuda_names(gl_module *m, char *device, size_t device_size, char *driver, size_t driver_size,
+                       const char **note) {
+  void *lib = m->cuda_driver != NULL ? m->cuda_driver : dlopen("libcuda.so.1", RTLD_NOW);
+  if (lib == NULL) {
+    *note = "libcuda.so.1 could not be loaded, so the device and driver are unknown";
+    return;
+  }
+  cu_init_fn init;
+  cu_int_fn version, current;
+  cu_device_get_fn get;
+  cu_name_fn name;
+  *(void **)(&init) = dlsym(lib, "cuInit");
+  *(void **)(&version) = dlsym(lib, "cuDriverGetVersion");
+  *(void **)(&current) = dlsym(lib, "cuCtxGetDevice");
+  *(void **)(&get) = dlsym(lib, "cuDeviceGet");
+  *(void **)(&name) = dlsym(lib, "cuDeviceGetName");
+  int v = 0, dev = 0;
+  if (version != NULL && version(&v) == 0) snprintf(driver, driver_size, "cuda %d.%d", v / 1000, (v % 1000) / 10);
+  if (init != NULL) init(0);
+  int found = current != NULL && current(&dev) == 0;
+  if (!found) found = get != NULL && get(&dev, 0) == 0;
+  char text[256] = "";
+  if (found && name != NULL && name(text, (int)sizeof text, dev) == 0) snprintf(device, device_size, "%s", text);
+  if (device[0] == '\0' || driver[0] == '\0') *note = "the CUDA driver did not name the device or its version";
+  if (lib != m->cuda_driver) dlclose(lib);
+}
+
 /* The device and driver names: the Vulkan physical device's name and its driver's version number, as
- * Vulkan reports them through Taichi's runtime interop; "cpu" and "" on x64. Taichi's C API gives no
- * names for CPU or CUDA runtimes (its capabilities are feature levels), so those stay as they are. */
-static void platform_names(gl_module *m, char *device, size_t device_size, char *driver, size_t driver_size) {
+ * Vulkan reports them through Taichi's runtime interop; CUDA's from its driver; "cpu" and "" on x64.
+ * `note` says why a name is missing, when the library knows. */
+static void platform_names(gl_module *m, char *device, size_t device_size, char *driver, size_t driver_size,
+                           const char **note) {
   snprintf(device, device_size, "%s", m->ti_arch == TI_ARCH_X64 ? "cpu" : "");
   driver[0] = '\0';
+  *note = NULL;
+  if (m->ti_arch == TI_ARCH_CUDA) cuda_names(m, device, device_size, driver, driver_size, note);
   if (m->ti_arch != TI_ARCH_VULKAN) return;
   vk_interop interop;
   memset(&interop, 0, sizeof interop);
@@ -314,11 +353,16 @@ gl_status gl_capture_end(gl_graph *g) {
   puts_(&t, ",\n  \"platform\": {\"arch\": ");
   put_string(&t, m->arch);
   char device[256], driver[128];
-  platform_names(m, device, sizeof device, driver, sizeof driver);
+  const char *note;
+  platform_names(m, device, sizeof device, driver, sizeof driver, &note);
   puts_(&t, ", \"device\": ");
   put_string(&t, device);
   puts_(&t, ", \"driver\": ");
   put_string(&t, driver);
+  if (note != NULL) {
+    puts_(&t, ", \"note\": ");
+    put_string(&t, note);
+  }
   putf(&t, ", \"taichi_c_api_version\": %u, \"graphlab_version\": ", (unsigned)ti_get_version());
   put_string(&t, m->graphlab_version);
   puts_(&t, "},\n  \"dims\": {");

@@ -182,6 +182,8 @@ struct gl_graph {
   /* while running */
   gl_decision_fn on_decision;
   void *user;
+  gl_event_fn on_event; /* gl_graph_on_event */
+  void *event_user;
   int tracking;          /* scopes are kept (a callback or a capture listens) */
   char scope[2048];
   size_t scope_len;

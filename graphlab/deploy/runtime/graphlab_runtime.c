@@ -108,6 +108,24 @@ const char *gl_status_name(gl_status status) {
   return "an unknown gl_status";
 }
 
+static const char *ti_error_name(TiError error) {
+  switch (error) {
+    case TI_ERROR_SUCCESS: return "TI_ERROR_SUCCESS";
+    case TI_ERROR_NOT_SUPPORTED: return "TI_ERROR_NOT_SUPPORTED";
+    case TI_ERROR_CORRUPTED_DATA: return "TI_ERROR_CORRUPTED_DATA";
+    case TI_ERROR_NAME_NOT_FOUND: return "TI_ERROR_NAME_NOT_FOUND";
+    case TI_ERROR_INVALID_ARGUMENT: return "TI_ERROR_INVALID_ARGUMENT";
+    case TI_ERROR_ARGUMENT_NULL: return "TI_ERROR_ARGUMENT_NULL";
+    case TI_ERROR_ARGUMENT_OUT_OF_RANGE: return "TI_ERROR_ARGUMENT_OUT_OF_RANGE";
+    case TI_ERROR_ARGUMENT_NOT_FOUND: return "TI_ERROR_ARGUMENT_NOT_FOUND";
+    case TI_ERROR_INVALID_INTEROP: return "TI_ERROR_INVALID_INTEROP";
+    case TI_ERROR_INVALID_STATE: return "TI_ERROR_INVALID_STATE";
+    case TI_ERROR_INCOMPATIBLE_MODULE: return "TI_ERROR_INCOMPATIBLE_MODULE";
+    case TI_ERROR_OUT_OF_MEMORY: return "TI_ERROR_OUT_OF_MEMORY";
+    default: return "an unknown TiError";
+  }
+}
+
 gl_status gl_ti_check(char *error, const char *call) {
   char message[1024];
   uint64_t size = sizeof message;
@@ -115,7 +133,7 @@ gl_status gl_ti_check(char *error, const char *call) {
   TiError code = ti_get_last_error(&size, message);
   if (code >= TI_ERROR_SUCCESS) return GL_OK;
   ti_set_last_error(TI_ERROR_SUCCESS, NULL); /* errors are sticky: the next call starts clean */
-  return gl_fail(error, GL_ERROR_TAICHI, "%s failed: Taichi error %d: %s", call, (int)code, message);
+  return gl_fail(error, GL_ERROR_TAICHI, "%s failed: %s (%d): %s", call, ti_error_name(code), (int)code, message);
 }
 
 
@@ -419,8 +437,10 @@ static gl_status make_graph(gl_module *m, int index, gl_graph **out) {
     g->segments[s] = ti_get_aot_module_compute_graph(m->aot, spec->segments[s].name);
     gl_status st = gl_ti_check(m->error, "ti_get_aot_module_compute_graph");
     if (st != GL_OK || g->segments[s] == TI_NULL_HANDLE) {
+      char taichi[GL_ERROR_SIZE]; /* the message is formatted into m->error: not from it */
+      snprintf(taichi, sizeof taichi, "%s", st != GL_OK ? m->error : "no handle");
       gl_fail(m->error, GL_ERROR_TAICHI, "graph '%s': the module has no compute graph '%s' (%s); re-export it",
-              spec->name, spec->segments[s].name, st != GL_OK ? m->error : "no handle");
+              spec->name, spec->segments[s].name, taichi);
       free_graph(g);
       return GL_ERROR_TAICHI;
     }
@@ -446,6 +466,33 @@ gl_status gl_graph_get(gl_module *m, const char *name, gl_graph **out) {
     snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "", m->specs[i].name);
   }
   return gl_fail(m->error, GL_ERROR_ARGUMENT, "%s/manifest.json has no graph '%s' (it has %s)", m->folder, name, names);
+}
+
+int gl_module_graph_count(const gl_module *m) { return m != NULL ? m->graph_count : 0; }
+
+const char *gl_module_graph_name(const gl_module *m, int index) {
+  return m != NULL && index >= 0 && index < m->graph_count ? m->specs[index].name : NULL;
+}
+
+int gl_graph_arg_count(const gl_graph *g) { return g != NULL ? g->spec->arg_count : 0; }
+
+gl_status gl_graph_arg_info(const gl_graph *g, int index, gl_arg_info *out) {
+  if (g == NULL || out == NULL || index < 0 || index >= g->spec->arg_count) return GL_ERROR_ARGUMENT;
+  const arg_spec *arg = &g->spec->args[index];
+  memset(out, 0, sizeof *out);
+  out->name = arg->name;
+  out->kind = (gl_arg_kind)arg->kind; /* the same order as arg_kind and arg_role */
+  out->role = (gl_arg_role)arg->role;
+  out->dtype = arg->dtype;
+  out->ndim = arg->ndim;
+  for (int d = 0; d < GL_MAX_FIELD_DIMS; ++d) {
+    out->dim[d] = d < arg->ndim ? arg->dim[d] : NULL;
+    out->fixed[d] = d < arg->ndim ? arg->fixed[d] : -1;
+  }
+  out->elem_ndim = arg->elem_ndim;
+  out->elem[0] = arg->elem[0];
+  out->elem[1] = arg->elem[1];
+  return GL_OK;
 }
 
 const char *gl_graph_error(const gl_graph *g) { return g != NULL ? g->error : "no graph (NULL)"; }
@@ -916,11 +963,26 @@ static gl_status decide(gl_graph *g, const op_spec *op, const char *kind, int32_
   return g->capture != NULL ? gl_capture_decision(g, &d) : GL_OK;
 }
 
+/* A control event for gl_graph_on_event: a conditional's branch, or a finished loop's iterations. */
+static void tell(gl_graph *g, const op_spec *op, const char *branch, long long iterations, int limit_reached) {
+  if (g->on_event == NULL) return;
+  gl_event e = {op->node, branch != NULL ? "cond" : "loop", branch, iterations, limit_reached};
+  g->on_event(g->event_user, &e);
+}
+
+/* The last flag read of a while loop: its decision, then its event. */
+static gl_status loop_done(gl_graph *g, const op_spec *op, int32_t flag, long long iterations) {
+  TRY(decide(g, op, "loop", flag, flag != 0 ? "limit" : "done"));
+  tell(g, op, NULL, iterations, flag != 0);
+  return GL_OK;
+}
+
 static gl_status run_cond(gl_graph *g, const op_spec *op) {
   int32_t flag;
   TRY(read_flag(g, op->flag, &flag));
   const char *taken = flag != 0 ? "then" : op->other >= 0 ? "else" : "skip";
   TRY(decide(g, op, "cond", flag, taken));
+  tell(g, op, taken, 0, 0);
   if (flag == 0 && op->other < 0) return GL_OK;
   size_t before = push_scope(g, op->node, NULL, 0, taken);
   gl_status s = flag != 0 ? run_block(g, op->body, op->body_len) : run_block(g, op->other, op->other_len);
@@ -960,6 +1022,7 @@ static gl_status run_loop(gl_graph *g, const op_spec *op) {
     int32_t count;
     memcpy(&count, g->values[op->count].value, sizeof count);
     for (long long k = 0; k < count; ++k) TRY(iteration(g, op, k));
+    tell(g, op, NULL, count > 0 ? count : 0, 0);
     return GL_OK;
   }
   long long done = 0, max_iter = op->times > 0 ? op->times : 1, every = op->check_every > 1 ? op->check_every : 1;
@@ -982,15 +1045,14 @@ static gl_status run_loop(gl_graph *g, const op_spec *op) {
       for (long long step = 0; step < group; ++step) {
         TRY(iteration(g, op, start + step));
         TRY(read_flag(g, op->flag, &flag));
-        if (flag == 0) return decide(g, op, "loop", 0, "done");
-        if (start + step + 1 >= max_iter) return decide(g, op, "loop", flag, "limit");
+        if (flag == 0 || start + step + 1 >= max_iter) return loop_done(g, op, flag, start + step + 1);
         TRY(decide(g, op, "loop", flag, "again"));
       }
       return gl_fail(g->error, GL_ERROR_LOOP, "graph '%s': guarded loop '%s': its flag read 0 after iteration %lld, but "
                      "replaying iterations %lld-%lld from the saved buffers never cleared it, so the body is not safe to "
                      "repeat; export it without guarded=True", g->spec->name, op->node, done, start + 1, done);
     }
-    return decide(g, op, "loop", flag, flag != 0 ? "limit" : "done");
+    return loop_done(g, op, flag, done);
   }
 }
 
@@ -1040,6 +1102,15 @@ gl_status gl_graph_run(gl_graph *g, gl_decision_fn on_decision, void *user) {
   return s;
 }
 
+gl_status gl_graph_prepare(gl_graph *g) { return g != NULL ? prepare(g) : GL_ERROR_ARGUMENT; }
+
+gl_status gl_graph_on_event(gl_graph *g, gl_event_fn on_event, void *user) {
+  if (g == NULL) return GL_ERROR_ARGUMENT;
+  g->on_event = on_event;
+  g->event_user = user;
+  return GL_OK;
+}
+
 /* ---- reading back ---- */
 
 gl_status gl_download(gl_graph *g, int a, void *data) {
@@ -1054,6 +1125,19 @@ gl_status gl_graph_arg_bytes(gl_graph *g, const char *name, size_t *bytes) {
     return gl_fail(g->error, GL_ERROR_ARGUMENT, "gl_graph_arg_bytes: arg '%s' is not an ndarray", name);
   if (!g->values[a].sized) TRY(prepare(g));
   *bytes = g->values[a].nbytes;
+  return GL_OK;
+}
+
+gl_status gl_graph_arg_shape(gl_graph *g, const char *name, int64_t shape[GL_MAX_FIELD_DIMS + 2], int *ndim) {
+  if (g == NULL || shape == NULL || ndim == NULL) return GL_ERROR_ARGUMENT;
+  int a;
+  TRY(lookup(g, name, "gl_graph_arg_shape", &a));
+  const arg_spec *arg = &g->spec->args[a];
+  if (!GL_IS_ARRAY(arg->kind))
+    return gl_fail(g->error, GL_ERROR_ARGUMENT, "gl_graph_arg_shape: arg '%s' is not an ndarray", name);
+  if (!g->values[a].sized) TRY(prepare(g));
+  *ndim = arg->ndim + arg->elem_ndim;
+  memcpy(shape, g->values[a].shape, sizeof(int64_t) * (size_t)*ndim);
   return GL_OK;
 }
 

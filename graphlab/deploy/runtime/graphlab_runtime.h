@@ -83,6 +83,36 @@ typedef struct gl_decision {
 /* Called for every decision (the strings live until the callback returns). */
 typedef void (*gl_decision_fn)(void *user, const gl_decision *decision);
 
+/* What a control node decided, once per conditional and once per finished loop (the fields of
+ * graphlab.model.plan.ControlEvent): the host program's --events. A count loop reads no flag, so it
+ * makes no gl_decision, but it makes an event. */
+typedef struct gl_event {
+  const char *node;   /* the control node's id */
+  const char *kind;   /* "cond" or "loop" */
+  const char *branch; /* cond: "then" "else" "skip"; loop: NULL */
+  int64_t iterations; /* loop: the iterations it ran; cond: 0 */
+  int limit_reached;  /* while loop: it stopped at max_iter with its flag still set */
+} gl_event;
+
+typedef void (*gl_event_fn)(void *user, const gl_event *event);
+
+/* An arg as the manifest declares it (the strings live as long as the module). */
+typedef enum gl_arg_kind { GL_KIND_SCALAR, GL_KIND_NDARRAY, GL_KIND_MATRIX, GL_KIND_TEXTURE, GL_KIND_RW_TEXTURE } gl_arg_kind;
+typedef enum gl_arg_role { GL_ROLE_INPUT, GL_ROLE_OUTPUT, GL_ROLE_STATE, GL_ROLE_TEMP } gl_arg_role;
+#define GL_MAX_FIELD_DIMS 8
+
+typedef struct gl_arg_info {
+  const char *name;
+  gl_arg_kind kind;
+  gl_arg_role role;
+  gl_dtype dtype;                         /* textures: GL_F32, their texels */
+  int ndim;                               /* field dims */
+  const char *dim[GL_MAX_FIELD_DIMS];     /* per field dim: a symbolic dim's name, or NULL */
+  int64_t fixed[GL_MAX_FIELD_DIMS];       /* per field dim: a fixed size, or -1 */
+  int elem_ndim;                          /* textures: 1, their channels */
+  int64_t elem[2];
+} gl_arg_info;
+
 /* Capture flags. */
 #define GL_CAPTURE_SEGMENTS 1u /* also record each executed segment's outputs (waits after each) */
 
@@ -99,9 +129,20 @@ GL_API TiRuntime gl_module_runtime(const gl_module *module);
 /* The module's arch ("x64", "vulkan", "cuda"). */
 GL_API const char *gl_module_arch(const gl_module *module);
 
+/* The module's graphs, in manifest order (NULL past the end). */
+GL_API int gl_module_graph_count(const gl_module *module);
+GL_API const char *gl_module_graph_name(const gl_module *module, int index);
+
 /* The graph `name` of the module: a handle owned by the module (one per name; the same on each call). */
 GL_API gl_status gl_graph_get(gl_module *module, const char *name, gl_graph **out);
 GL_API const char *gl_graph_error(const gl_graph *graph);
+
+/* The graph's args, in manifest order: how many, and each one's declaration. */
+GL_API int gl_graph_arg_count(const gl_graph *graph);
+GL_API gl_status gl_graph_arg_info(const gl_graph *graph, int index, gl_arg_info *out);
+/* An array arg's shape as the next (or last) run has it: field dims then element dims, `*ndim` of them. */
+GL_API gl_status gl_graph_arg_shape(gl_graph *graph, const char *name, int64_t shape[GL_MAX_FIELD_DIMS + 2],
+                                    int *ndim);
 
 /* Copy a host array into the arg's device memory (allocated, or reused when the size fits). `shape`
  * holds the field dims then the element dims (as numpy has them), `ndim` their count. A texture arg
@@ -126,6 +167,12 @@ GL_API gl_status gl_graph_get_memory(gl_graph *graph, const char *name, TiMemory
 /* Check every value, allocate what is missing, run the graph with its control flow and wait for it.
  * `on_decision` (may be NULL) hears every flag read. */
 GL_API gl_status gl_graph_run(gl_graph *graph, gl_decision_fn on_decision, void *user);
+
+/* What gl_graph_run does before it launches anything: check every value (dtypes, dims, shape relations),
+ * allocate (zero-filled) what the caller did not give. Lets a caller refuse bad input before any graph runs. */
+GL_API gl_status gl_graph_prepare(gl_graph *graph);
+/* Hear every control event of the following runs (NULL stops). */
+GL_API gl_status gl_graph_on_event(gl_graph *graph, gl_event_fn on_event, void *user);
 
 /* Record the following runs under `folder` (NULL stops): each writes folder/<graph>-<n>/. Segments'
  * outputs are recorded with GL_CAPTURE_SEGMENTS until `limit_bytes` of arrays is written (0: no limit). */
