@@ -23,7 +23,7 @@ import {
   type ReactFlowInstance,
   applyNodeChanges,
 } from "@xyflow/react";
-import { type JSX, type MouseEvent, memo, useEffect, useMemo, useRef, useState } from "react";
+import { type JSX, type MouseEvent, memo, useMemo, useRef, useState } from "react";
 
 import type { Badge } from "../logic/diagnostics";
 import type { DebugMarks } from "./graphView";
@@ -482,7 +482,13 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
   const initial = useMemo(() => reuseNodes(flowNodes(model, events), cache.current), [model, events]);
   const edges = useMemo(() => flowEdges(model.graph, events), [model.graph, events]);
   const [nodes, setNodes] = useState<Node[]>(initial);
-  useEffect(() => setNodes(initial), [initial]);
+  // new nodes from the model replace the drawn ones in this render, not in an effect after it: an
+  // effect would commit the old nodes first and draw the edit one whole React Flow pass later
+  const [shown, setShown] = useState(initial);
+  if (shown !== initial) {
+    setShown(initial);
+    setNodes(initial);
+  }
 
   const onNodesChange = (changes: NodeChange[]): void => {
     setNodes((current) => applyNodeChanges(changes, current));

@@ -92,10 +92,14 @@ export class FlowCanvas {
   /** Whether the user asked for the whole graph (Fit): automatic refits then show it whole too. */
   private whole = false;
   private disposed = false;
+  private contentQueued = false;
   private elkMs: number | null = null;
   /** Label widths by font and text, for the font family they were measured in. */
   private readonly widths = new Map<string, number>();
   private widthsFamily = "";
+  /** The canvas's font family, and the JupyterLab theme it was read under. */
+  private fontFamily = "";
+  private fontTheme = "";
   private measureContext: CanvasRenderingContext2D | null | undefined;
   private readonly events: CanvasEvents;
   private readonly resize: ResizeObserver;
@@ -184,8 +188,23 @@ export class FlowCanvas {
     const ids = new Set([...this.sizes.keys(), ...this.groups.keys()]);
     this.many = this.many.filter((id) => ids.has(id));
     this.render();
-    this.app.contentChanged();
+    this.contentChangedAfterPaint();
     if (!this.fitted || this.following) setTimeout(() => this.fitView(!this.whole), 30);
+  }
+
+  /**
+   * Tell the app the drawing changed size once the edit is on screen: the widget's height follows
+   * it a frame later instead of forcing a layout of the page before the edit is drawn.
+   */
+  private contentChangedAfterPaint(): void {
+    if (this.contentQueued) return;
+    this.contentQueued = true;
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        this.contentQueued = false;
+        if (!this.disposed) this.app.contentChanged();
+      }, 0),
+    );
   }
 
   decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
@@ -254,8 +273,8 @@ export class FlowCanvas {
       [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })),
     );
     const box = boundsOf([all, ...this.groups.values()]);
-    const width = this.el.clientWidth;
-    const height = this.el.clientHeight;
+    // the size the resize observer saw (reading clientWidth would force a layout of the page)
+    const { width, height } = this.size ?? { width: this.el.clientWidth, height: this.el.clientHeight };
     if (width === 0 || height === 0) return;
     let zoom = Math.min((width - 2 * pad) / Math.max(box.width, 1), (height - 2 * pad) / Math.max(box.height, 1), 1.5);
     if (readable) zoom = Math.max(zoom, READABLE_ZOOM);
@@ -354,7 +373,15 @@ export class FlowCanvas {
    * is not measured again (an edit changes a few labels of a graph).
    */
   private measure(): Measure {
-    const family = getComputedStyle(this.el).fontFamily || "sans-serif";
+    // the font only changes with JupyterLab's theme: reading the computed style on every edit forced
+    // a style recalculation of the page before the edit was drawn
+    const theme = document.body.dataset.jpThemeName ?? "";
+    let family = this.fontFamily;
+    if (theme !== this.fontTheme || family === "") {
+      family = getComputedStyle(this.el).fontFamily || "sans-serif";
+      // kept once the canvas is in the page (a detached element has no style to inherit)
+      [this.fontTheme, this.fontFamily] = this.el.isConnected ? [theme, family] : ["", ""];
+    }
     if (family !== this.widthsFamily) {
       this.widths.clear();
       this.widthsFamily = family;
