@@ -50,7 +50,8 @@ export interface CanvasModel {
   marks: DebugMarks;
   /** The dashed box of a dispatch being added, and its text. */
   pending: { at: Point; text: string } | null;
-  minimap: { shown: boolean; corner: Corner };
+  /** `wanted`: the overview is mounted; `shown`: it is visible (the Map button is on, some node is out of view). */
+  minimap: { wanted: boolean; shown: boolean; corner: Corner };
   /** A refusal to show beside the canvas (a port that cannot take an arg), or null. */
   note: string | null;
   /** The node being renamed in place, or null. */
@@ -332,6 +333,26 @@ export function reuseNodes(fresh: Node[], cache: Map<string, [string, Node]>): N
   return out;
 }
 
+/** Whether two canvas models draw the same: the same objects, and selections with the same ids. */
+export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
+  return (
+    a.graph === b.graph &&
+    a.positions === b.positions &&
+    a.sizes === b.sizes &&
+    a.groups === b.groups &&
+    a.badges === b.badges &&
+    a.marks === b.marks &&
+    a.pending === b.pending &&
+    a.note === b.note &&
+    a.renaming === b.renaming &&
+    a.minimap.wanted === b.minimap.wanted &&
+    a.minimap.shown === b.minimap.shown &&
+    a.minimap.corner === b.minimap.corner &&
+    a.selection.size === b.selection.size &&
+    [...a.selection].every((id) => b.selection.has(id))
+  );
+}
+
 function groupTitle(node: GraphView["nodes"][number]): string {
   switch (node.kind) {
     case "sequence":
@@ -585,12 +606,14 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
         edgesFocusable={false}
       >
         <Background gap={24} size={1} className="gl-flow-bg" />
-        {model.minimap.shown ? (
+        {model.minimap.wanted ? (
+          // a large graph's is hidden, not unmounted, while every node is in view: mounting it anew over
+          // 500 nodes when a pan or zoom ends took ~100 ms, a dropped frame
           <MiniMap
             onClick={(_e, at) => events.centerAt(at)}
             position={model.minimap.corner}
             className="gl-flow-minimap"
-            style={{ width: 160, height: 110 }}
+            style={{ width: 160, height: 110, display: model.minimap.shown ? undefined : "none" }}
             pannable
             zoomable
             ariaLabel="overview"
