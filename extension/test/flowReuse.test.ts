@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Node } from "@xyflow/react";
 
-import { type CanvasModel, reuseNodes, sameModel } from "../src/canvas/FlowView";
+import { type CanvasModel, newsOf, reuseNodes, sameModel } from "../src/canvas/FlowView";
 import { NO_MARKS } from "../src/canvas/graphView";
 import { sampleGraph } from "./fixtures";
 
@@ -72,5 +72,19 @@ describe("sameModel (a render that would draw the same is skipped)", () => {
     expect(sameModel(a, { ...a, minimap: { ...a.minimap, shown: true } })).toBe(false);
     expect(sameModel(a, { ...a, note: "refused" })).toBe(false);
     expect(sameModel(a, { ...a, positions: new Map() })).toBe(false);
+  });
+});
+
+describe("newsOf (size reports that change nothing are not applied)", () => {
+  const drawn: Node[] = [{ ...node("a", 0), width: 150, height: 46 }, node("b", 0)];
+
+  it("drops a node's size report equal to the size it was given, keeps the others", () => {
+    const same = { id: "a", type: "dimensions" as const, dimensions: { width: 150, height: 46 } };
+    const other = { id: "a", type: "dimensions" as const, dimensions: { width: 151, height: 46 } };
+    const unsized = { id: "b", type: "dimensions" as const, dimensions: { width: 80, height: 40 } };
+    const resizing = { ...same, resizing: true };
+    const select = { id: "a", type: "select" as const, selected: true };
+    expect(newsOf([same], drawn)).toEqual([]);
+    expect(newsOf([same, other, unsized, resizing, select], drawn)).toEqual([other, unsized, resizing, select]);
   });
 });

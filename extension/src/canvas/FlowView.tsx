@@ -353,6 +353,21 @@ export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
   );
 }
 
+/**
+ * The changes React Flow reports that change something: each node's size is reported as it is drawn,
+ * and a node drawn at the size it was given changes nothing. Applying those reports made new objects
+ * of all 500 nodes of a large graph after each redraw, so React Flow took them all in and measured
+ * them again (a long task, dropped frames while panning).
+ */
+export function newsOf(changes: NodeChange[], nodes: readonly Node[]): NodeChange[] {
+  const given = new Map(nodes.map((n) => [n.id, n]));
+  return changes.filter((c) => {
+    if (c.type !== "dimensions" || c.resizing || !c.dimensions) return true;
+    const node = given.get(c.id);
+    return !node || node.width !== c.dimensions.width || node.height !== c.dimensions.height;
+  });
+}
+
 function groupTitle(node: GraphView["nodes"][number]): string {
   switch (node.kind) {
     case "sequence":
@@ -512,7 +527,9 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
   }
 
   const onNodesChange = (changes: NodeChange[]): void => {
-    setNodes((current) => applyNodeChanges(changes, current));
+    const wanted = newsOf(changes, nodes);
+    if (wanted.length === 0) return;
+    setNodes((current) => applyNodeChanges(wanted, current));
     const chosen = changes.filter((c) => c.type === "select");
     if (chosen.length > 0) {
       const after = applyNodeChanges(chosen, nodes);
