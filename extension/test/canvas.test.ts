@@ -1,3 +1,4 @@
+import ELK from "elkjs/lib/elk.bundled.js";
 import { describe, expect, it } from "vitest";
 
 import { guessBindings } from "../src/logic/bindingFilter";
@@ -169,5 +170,21 @@ describe("ELK input of a large graph", () => {
     const root = elkGraph(graph, nodeSizes(graph, measure));
     expect(root.edges!.length).toBe(79);
     expect(root.edges!.every((e) => e.id.startsWith("order"))).toBe(true);
+  });
+
+  it("is laid out by ELK in program order, top to bottom", async () => {
+    const nodes: DispatchView[] = Array.from({ length: 120 }, (_, k) => dispatch(`s${k}`, null, k, { x: "x", y: "y" }));
+    const graph: GraphView = {
+      name: "big",
+      version: 1,
+      args: [arg("x"), arg("y")],
+      nodes,
+      body: nodes.map((n) => n.id),
+      layout: {},
+    };
+    const root = elkGraph(graph, nodeSizes(graph, measure));
+    const at = elkPositions(await new ELK().layout(root));
+    const ys = nodes.map((n) => at.get(n.id)!.y);
+    expect(ys.every((y, k) => k === 0 || y > ys[k - 1]!)).toBe(true);
   });
 });

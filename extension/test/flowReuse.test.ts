@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Node } from "@xyflow/react";
 
-import { reuseNodes } from "../src/canvas/FlowView";
+import { type CanvasModel, newsOf, reuseNodes, sameModel } from "../src/canvas/FlowView";
 import { NO_MARKS } from "../src/canvas/graphView";
+import { sampleGraph } from "./fixtures";
 
 function node(id: string, x: number, data: Record<string, unknown> = {}): Node {
   return { id, type: "dispatch", position: { x, y: 0 }, data: { id, title: id, ...data } };
@@ -40,5 +41,50 @@ describe("reuseNodes (an edit redraws only the nodes it changed)", () => {
     expect(a3).toBe(a2); // the current node moved from b to c: nothing changed for a
     const [a4] = reuseNodes([node("a", 0, { marks: { ...active, current: "a" } })], cache);
     expect(a4).not.toBe(a3);
+  });
+});
+
+describe("sameModel (a render that would draw the same is skipped)", () => {
+  const base = (): CanvasModel => ({
+    graph: sampleGraph(),
+    positions: new Map(),
+    sizes: new Map(),
+    groups: new Map(),
+    selection: new Set(["a", "b"]),
+    badges: new Map(),
+    marks: NO_MARKS,
+    pending: null,
+    minimap: { wanted: false, shown: false, corner: "bottom-right" },
+    note: null,
+    renaming: null,
+  });
+
+  it("takes a new selection with the same ids and a new minimap record with the same values as the same", () => {
+    const a = base();
+    const b = { ...a, selection: new Set(["b", "a"]), minimap: { ...a.minimap } };
+    expect(sameModel(a, b)).toBe(true);
+  });
+
+  it("sees a changed selection, minimap, note or position map", () => {
+    const a = base();
+    expect(sameModel(a, { ...a, selection: new Set(["a"]) })).toBe(false);
+    expect(sameModel(a, { ...a, selection: new Set(["a", "c"]) })).toBe(false);
+    expect(sameModel(a, { ...a, minimap: { ...a.minimap, shown: true } })).toBe(false);
+    expect(sameModel(a, { ...a, note: "refused" })).toBe(false);
+    expect(sameModel(a, { ...a, positions: new Map() })).toBe(false);
+  });
+});
+
+describe("newsOf (size reports that change nothing are not applied)", () => {
+  const drawn: Node[] = [{ ...node("a", 0), width: 150, height: 46 }, node("b", 0)];
+
+  it("drops a node's size report equal to the size it was given, keeps the others", () => {
+    const same = { id: "a", type: "dimensions" as const, dimensions: { width: 150, height: 46 } };
+    const other = { id: "a", type: "dimensions" as const, dimensions: { width: 151, height: 46 } };
+    const unsized = { id: "b", type: "dimensions" as const, dimensions: { width: 80, height: 40 } };
+    const resizing = { ...same, resizing: true };
+    const select = { id: "a", type: "select" as const, selected: true };
+    expect(newsOf([same], drawn)).toEqual([]);
+    expect(newsOf([same, other, unsized, resizing, select], drawn)).toEqual([other, unsized, resizing, select]);
   });
 });

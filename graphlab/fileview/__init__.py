@@ -18,11 +18,14 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    """Add the drawing route (Jupyter server calls this once when the extension is enabled)."""
+    """Add the drawing route, and send kernel messages unbatched (Jupyter server calls this once when the
+    extension is enabled; see :mod:`graphlab.fileview.kernel_socket`)."""
     from jupyter_server.utils import url_path_join  # import cost: Jupyter server, loaded only by it
 
     from graphlab.fileview.handler import DrawingHandler  # import cost: Jupyter server (tornado)
+    from graphlab.fileview.kernel_socket import use_nodelay  # import cost: Jupyter server
 
     web_app = serverapp.web_app
     base = web_app.settings["base_url"]
     web_app.add_handlers(".*$", [(url_path_join(base, ROUTE), DrawingHandler)])
+    use_nodelay(web_app.settings)

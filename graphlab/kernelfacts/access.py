@@ -31,28 +31,32 @@ Examples
 <FirstAccess.READ: 'read'>
 """
 
+import contextlib
 import hashlib
 import json
 import os
 import tempfile
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from types import CodeType
+from typing import Any, Literal, NamedTuple
 
-from graphlab.bridge import is_taichi_function, is_wrapped_kernel
+from graphlab.bridge import is_taichi_function, is_wrapped_kernel, python_function
 from graphlab.bridge.aot_files import metadata_file
 from graphlab.child.carry import carry_kernels, kernel_ref, referenced_globals
 from graphlab.child.payload import CarryError, function_source, load_kernels
 from graphlab.child.process import ChildRunError, run_child
 from graphlab.core.errors import GraphError, GraphlabError, KernelError, ToolMissingError
 from graphlab.kernelfacts.access_ast import AccessFlag, ast_access, buffer_params, module_of, texture_access
-from graphlab.kernelfacts.access_order import FirstAccess, first_from_flags, kernel_order
+from graphlab.kernelfacts.access_order import FirstAccess, KernelOrder, first_from_flags, kernel_order
 
 __all__ = [
-    "AccessError", "AccessFlag", "AccessReport", "ArraySpec", "FirstAccess", "kernel_access", "kernels_access",
+    "AccessError", "AccessFlag", "AccessReport", "ArraySpec", "CacheInfo", "FirstAccess", "kernel_access",
+    "kernels_access", "source_cache_info",
 ]  # fmt: skip
 
 Source = Literal["auto", "vulkan", "ast"]
@@ -259,17 +263,19 @@ _NO_VULKAN: dict[str, str] = {}  # fingerprint + specs -> why Vulkan could not a
 _STATE: dict[str, Any] = {"broken": None, "last_child_s": None}
 
 
-def _fingerprint(kernel: Callable[..., Any]) -> str:
-    """sha256 of the kernel's source, the ``@ti.func``'s and constants it uses, and Taichi's version."""
+def _fingerprint(kernel: Callable[..., Any]) -> tuple[str, tuple[Callable[..., Any], ...]]:
+    """sha256 of the kernel's source, the ``@ti.func``'s and constants it uses, and Taichi's version; and
+    every function it read (the kernel and the ``@ti.func``'s it reaches)."""
     import taichi as ti  # import cost: Taichi
 
     digest = hashlib.sha256(f"graphlab-access/{_CACHE_FORMAT}/taichi-{ti.__version__}\n".encode())
-    todo, seen = [kernel], set()
+    todo, seen, read = [kernel], set(), []
     while todo:
         fn = todo.pop()
         if id(fn) in seen:
             continue
         seen.add(id(fn))
+        read.append(fn)
         digest.update(function_source(fn).encode())
         for name, value in sorted(referenced_globals(fn).items()):
             if is_taichi_function(value) and not module_of(value).startswith("taichi"):
@@ -277,7 +283,126 @@ def _fingerprint(kernel: Callable[..., Any]) -> str:
             plain = isinstance(value, (bool, int, float, str, tuple))
             line = f"\n{name}={value!r}" if plain else f"\n{name}:{type(value).__name__}"
             digest.update(line.encode())
-    return digest.hexdigest()
+    return digest.hexdigest(), tuple(read)
+
+
+# ---------------------------------------------------------------- per-kernel source facts, kept between edits
+_MISSING = object()
+
+
+class CacheInfo(NamedTuple):
+    """How often :func:`kernels_access` found a kernel's source facts kept (``hits``) or read them again."""
+
+    hits: int
+    misses: int
+    kernels: int
+
+
+@dataclass(frozen=True)
+class _Stamp:
+    """What one function's facts were read from: its code, its source file's time, and the globals it names.
+
+    Checked by identity in microseconds. A kernel redefined in a notebook cell is a new object (a
+    new entry); a ``@ti.func`` or constant it uses rebound in its module, or its file edited on disk,
+    makes the stamp differ, so the kernel is read again.
+    """
+
+    fn: Any  # the plain Python function
+    code: CodeType
+    mtime: int | None
+    names: tuple[tuple[str, object], ...]
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any]) -> "_Stamp":
+        orig = python_function(fn)
+        code = orig.__code__
+        names = set(code.co_names) | set(code.co_freevars) | set(referenced_globals(fn))
+        return cls(orig, code, _mtime(code), tuple((n, _lookup(orig, n)) for n in sorted(names)))
+
+    def holds(self) -> bool:
+        orig = self.fn
+        if orig.__code__ is not self.code or _mtime(self.code) != self.mtime:
+            return False
+        return all(_lookup(orig, name) is value for name, value in self.names)
+
+
+def _mtime(code: CodeType) -> int | None:
+    try:
+        return Path(code.co_filename).stat().st_mtime_ns
+    except (OSError, ValueError):  # a notebook cell: its source lives in IPython's line cache, not a file
+        return None
+
+
+def _lookup(orig: Any, name: str) -> object:
+    """What ``name`` means to the function now: its closure cell, else its module's global."""
+    closure = getattr(orig, "__closure__", None) or ()
+    for var, cell in zip(orig.__code__.co_freevars, closure):
+        if var == name:
+            try:
+                return cell.cell_contents
+            except ValueError:  # an empty cell
+                return _MISSING
+    return getattr(orig, "__globals__", {}).get(name, _MISSING)
+
+
+@dataclass
+class _SourceFacts:
+    """What a kernel's source says, read once and kept while its :class:`_Stamp`'s hold.
+
+    Validation runs after every edit in the editor and asks for every kernel of the graph; reading
+    and parsing the sources again each time was most of an edit's Python time.
+    """
+
+    fingerprint: str
+    stamps: tuple[_Stamp, ...]
+    ast: dict[str, AccessFlag] | None = None
+    orders: dict[tuple[tuple[str, int], ...], KernelOrder] = field(default_factory=dict)
+
+    def flags(self, kernel: Callable[..., Any]) -> dict[str, AccessFlag]:
+        if self.ast is None:
+            self.ast = ast_access(kernel)
+        return dict(self.ast)
+
+    def order(self, kernel: Callable[..., Any], params: Mapping[str, AccessFlag]) -> KernelOrder:
+        key = tuple((name, int(flag)) for name, flag in params.items())
+        found = self.orders.get(key)
+        if found is None:
+            found = self.orders[key] = kernel_order(kernel, params)
+        return KernelOrder(dict(found.first), dict(found.shaped_like))
+
+
+_SOURCE_FACTS: "weakref.WeakKeyDictionary[Callable[..., Any], _SourceFacts]" = weakref.WeakKeyDictionary()
+_COUNTS = {"hits": 0, "misses": 0}
+
+
+def _source_facts(kernel: Callable[..., Any]) -> _SourceFacts:
+    """The kernel's kept facts, read again when it or anything it names has changed since."""
+    try:
+        facts = _SOURCE_FACTS.get(kernel)
+    except TypeError:  # not hashable or weakly referable: read every time
+        facts = None
+    if facts is not None and all(stamp.holds() for stamp in facts.stamps):
+        _COUNTS["hits"] += 1
+        return facts
+    _COUNTS["misses"] += 1
+    fingerprint, read = _fingerprint(kernel)
+    facts = _SourceFacts(fingerprint, tuple(_Stamp.of(fn) for fn in read))
+    with contextlib.suppress(TypeError):
+        _SOURCE_FACTS[kernel] = facts
+    return facts
+
+
+def _source_facts_or_none(kernel: Callable[..., Any]) -> _SourceFacts | None:
+    """For the source reading alone: a ``@ti.func`` whose source cannot be read need not stop it."""
+    try:
+        return _source_facts(kernel)
+    except CarryError:
+        return None
+
+
+def source_cache_info() -> CacheInfo:
+    """Hits and misses of the per-kernel source facts since the process started, and the kernels kept."""
+    return CacheInfo(_COUNTS["hits"], _COUNTS["misses"], len(_SOURCE_FACTS))
 
 
 def _cache_dir() -> Path:
@@ -340,20 +465,23 @@ def kernels_access(
     if source not in ("auto", "vulkan", "ast"):
         raise ValueError(f"source={source!r}: expected 'auto', 'vulkan' or 'ast'")
     kernels = list({kernel_ref(_check_kernel(k)): k for k in kernels}.values())
+    kept: dict[str, _SourceFacts | None] = {}
     answers: dict[str, tuple[dict[str, AccessFlag] | None, str | None]] = {}
     if source != "ast":
-        keys = {kernel_ref(k): _fingerprint(k) for k in kernels}
+        kept = {kernel_ref(k): _source_facts(k) for k in kernels}
+        keys = {ref: facts.fingerprint for ref, facts in kept.items() if facts is not None}
         answers = _vulkan_answers(kernels, keys, arg_specs or {}, strict=source == "vulkan")
     reports = {}
     for k in kernels:
         ref = kernel_ref(k)
+        facts = kept[ref] if ref in kept else _source_facts_or_none(k)
         params, note = answers.get(ref, (None, None))
         if params is not None:
-            order = kernel_order(k, params)
+            order = facts.order(k, params) if facts is not None else kernel_order(k, params)
             reports[ref] = AccessReport(ref, params, "vulkan", None, order.first, order.shaped_like)
         else:
-            flags = ast_access(k)
-            order = kernel_order(k, flags)
+            flags = facts.flags(k) if facts is not None else ast_access(k)
+            order = facts.order(k, flags) if facts is not None else kernel_order(k, flags)
             reports[ref] = AccessReport(ref, flags, "ast", note, order.first, order.shaped_like)
     return reports
 

@@ -330,3 +330,81 @@ def test_stores_through_indexing_attributes_and_unpacking_are_writes():
             b[i].x = e[i].norm() + e[i].normalized().x
 
     assert dict(kernel_access(stores, source="ast")) == {"a": W, "b": W, "c": W, "d": RW, "e": R, "n": NONE}
+
+
+# ---------------------------------------------------------------- what is kept between edits
+_KEPT_MODULE = """
+import taichi as ti
+
+
+@ti.func
+def store(arr: ti.types.ndarray(), i: ti.i32):
+    arr[i] = 1.0
+
+
+@ti.func
+def accumulate(arr: ti.types.ndarray(), i: ti.i32):
+    arr[i] += 1.0
+
+
+helper = store
+
+
+@ti.kernel
+def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1), y: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+    for i in x:
+        helper(y, i)
+"""
+
+
+@pytest.fixture
+def kept_module(tmp_path, monkeypatch):
+    """A module file of kernels, imported as the notebook would, that a test may edit and reload."""
+    path = tmp_path / "kept_kernels.py"
+    path.write_text(_KEPT_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "kept_kernels", raising=False)
+    import kept_kernels
+
+    yield kept_kernels, path
+    sys.modules.pop("kept_kernels", None)
+
+
+def test_an_unchanged_kernel_is_not_read_again(kept_module):
+    module, _ = kept_module
+    start = access.source_cache_info()
+    first = kernel_access(module.fill, source="ast")
+    read = access.source_cache_info()
+    assert read.misses == start.misses + 1
+    again = kernel_access(module.fill, source="ast")
+    kept = access.source_cache_info()
+    assert (kept.hits, kept.misses) == (read.hits + 1, read.misses)
+    assert dict(again) == dict(first) == {"x": NONE, "y": W}
+    assert again.first == first.first
+
+
+def test_a_redefined_kernel_is_read_again(kept_module):
+    module, path = kept_module
+    assert dict(kernel_access(module.fill, source="ast")) == {"x": NONE, "y": W}
+    path.write_text(_KEPT_MODULE.replace("helper(y, i)", "y[i] = x[i]"))
+    redefined = importlib.reload(module)
+    read = access.source_cache_info()
+    assert dict(kernel_access(redefined.fill, source="ast")) == {"x": R, "y": W}
+    assert access.source_cache_info().misses == read.misses + 1
+
+
+def test_a_rebound_func_the_kernel_calls_makes_it_read_again(kept_module):
+    module, _ = kept_module
+    assert dict(kernel_access(module.fill, source="ast")) == {"x": NONE, "y": W}
+    read = access.source_cache_info()
+    module.helper = module.accumulate  # the same kernel object now calls another @ti.func
+    assert dict(kernel_access(module.fill, source="ast")) == {"x": NONE, "y": RW}
+    assert access.source_cache_info().misses == read.misses + 1
+
+
+def test_a_kernel_whose_file_changed_is_read_again(kept_module):
+    module, path = kept_module
+    assert dict(kernel_access(module.fill, source="ast")) == {"x": NONE, "y": W}
+    path.write_text(_KEPT_MODULE.replace("helper(y, i)", "y[i] = x[i]   "))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # a clock too coarse to see
+    assert dict(kernel_access(module.fill, source="ast")) == {"x": R, "y": W}

@@ -17,6 +17,7 @@ import traitlets
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
+from graphlab.kernelfacts.access import source_cache_info
 from graphlab.widget import GraphEditor, editor
 
 
@@ -180,6 +181,15 @@ def test_dispatch_adds_a_node_and_selects_it(ed):
     assert ed.graph["body"] == ["init", "step", "count"]
     assert ed.model.node("count").binding("n") is None
     assert ed.selected == "count"
+
+
+def test_an_edit_and_its_undo_read_no_kernel_source_again(ed):
+    read = source_cache_info()
+    assert edit(ed, "dispatch", kernel=ref(fill), bindings={"x": "y", "value": "a"}, into="step", index=0)["ok"]
+    assert front(ed, {"kind": "undo", "request": 2})["ok"]
+    after = source_cache_info()
+    assert after.misses == read.misses, "validation after an edit parsed an unchanged kernel again"
+    assert after.hits > read.hits
 
 
 def test_dispatch_goes_into_a_sequence_at_an_index_with_bindings(ed):

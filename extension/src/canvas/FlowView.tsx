@@ -23,7 +23,7 @@ import {
   type ReactFlowInstance,
   applyNodeChanges,
 } from "@xyflow/react";
-import { type JSX, type MouseEvent, memo, useEffect, useMemo, useRef, useState } from "react";
+import { type JSX, type MouseEvent, memo, useMemo, useRef, useState } from "react";
 
 import type { Badge } from "../logic/diagnostics";
 import type { DebugMarks } from "./graphView";
@@ -50,7 +50,8 @@ export interface CanvasModel {
   marks: DebugMarks;
   /** The dashed box of a dispatch being added, and its text. */
   pending: { at: Point; text: string } | null;
-  minimap: { shown: boolean; corner: Corner };
+  /** `wanted`: the overview is mounted; `shown`: it is visible (the Map button is on, some node is out of view). */
+  minimap: { wanted: boolean; shown: boolean; corner: Corner };
   /** A refusal to show beside the canvas (a port that cannot take an arg), or null. */
   note: string | null;
   /** The node being renamed in place, or null. */
@@ -332,6 +333,41 @@ export function reuseNodes(fresh: Node[], cache: Map<string, [string, Node]>): N
   return out;
 }
 
+/** Whether two canvas models draw the same: the same objects, and selections with the same ids. */
+export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
+  return (
+    a.graph === b.graph &&
+    a.positions === b.positions &&
+    a.sizes === b.sizes &&
+    a.groups === b.groups &&
+    a.badges === b.badges &&
+    a.marks === b.marks &&
+    a.pending === b.pending &&
+    a.note === b.note &&
+    a.renaming === b.renaming &&
+    a.minimap.wanted === b.minimap.wanted &&
+    a.minimap.shown === b.minimap.shown &&
+    a.minimap.corner === b.minimap.corner &&
+    a.selection.size === b.selection.size &&
+    [...a.selection].every((id) => b.selection.has(id))
+  );
+}
+
+/**
+ * The changes React Flow reports that change something: each node's size is reported as it is drawn,
+ * and a node drawn at the size it was given changes nothing. Applying those reports made new objects
+ * of all 500 nodes of a large graph after each redraw, so React Flow took them all in and measured
+ * them again (a long task, dropped frames while panning).
+ */
+export function newsOf(changes: NodeChange[], nodes: readonly Node[]): NodeChange[] {
+  const given = new Map(nodes.map((n) => [n.id, n]));
+  return changes.filter((c) => {
+    if (c.type !== "dimensions" || c.resizing || !c.dimensions) return true;
+    const node = given.get(c.id);
+    return !node || node.width !== c.dimensions.width || node.height !== c.dimensions.height;
+  });
+}
+
 function groupTitle(node: GraphView["nodes"][number]): string {
   switch (node.kind) {
     case "sequence":
@@ -500,10 +536,18 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
   const initial = useMemo(() => reuseNodes(flowNodes(model, events), cache.current), [model, events]);
   const edges = useMemo(() => flowEdges(model.graph, events), [model.graph, events]);
   const [nodes, setNodes] = useState<Node[]>(initial);
-  useEffect(() => setNodes(initial), [initial]);
+  // new nodes from the model replace the drawn ones in this render, not in an effect after it: an
+  // effect would commit the old nodes first and draw the edit one whole React Flow pass later
+  const [shown, setShown] = useState(initial);
+  if (shown !== initial) {
+    setShown(initial);
+    setNodes(initial);
+  }
 
   const onNodesChange = (changes: NodeChange[]): void => {
-    setNodes((current) => applyNodeChanges(changes, current));
+    const wanted = newsOf(changes, nodes);
+    if (wanted.length === 0) return;
+    setNodes((current) => applyNodeChanges(wanted, current));
     const chosen = changes.filter((c) => c.type === "select");
     if (chosen.length > 0) {
       const after = applyNodeChanges(chosen, nodes);
@@ -614,12 +658,14 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
         edgesFocusable={false}
       >
         <Background gap={24} size={1} className="gl-flow-bg" />
-        {model.minimap.shown ? (
+        {model.minimap.wanted ? (
+          // a large graph's is hidden, not unmounted, while every node is in view: mounting it anew over
+          // 500 nodes when a pan or zoom ends took ~100 ms, a dropped frame
           <MiniMap
             onClick={(_e, at) => events.centerAt(at)}
             position={model.minimap.corner}
             className="gl-flow-minimap"
-            style={{ width: 160, height: 110 }}
+            style={{ width: 160, height: 110, display: model.minimap.shown ? undefined : "none" }}
             pannable
             zoomable
             ariaLabel="overview"

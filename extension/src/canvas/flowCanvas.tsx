@@ -15,8 +15,9 @@ import { h } from "../logic/dom";
 import { type DebugMarks, NO_MARKS } from "./graphView";
 import { legend } from "./legend";
 import type { EditOp, GraphView } from "../wire/protocol";
+import { LARGE_GRAPH } from "./elkGraph";
 import { elkLayout } from "./elkWorker";
-import { type CanvasEvents, type CanvasModel, FlowView } from "./FlowView";
+import { type CanvasEvents, type CanvasModel, FlowView, sameModel } from "./FlowView";
 import {
   type Box,
   type Corner,
@@ -97,10 +98,16 @@ export class FlowCanvas {
   /** Whether the user asked for the whole graph (Fit): automatic refits then show it whole too. */
   private whole = false;
   private disposed = false;
+  private contentQueued = false;
+  /** The model last handed to React (a render of an equal one is skipped). */
+  private drawnModel: CanvasModel | null = null;
   private elkMs: number | null = null;
   /** Label widths by font and text, for the font family they were measured in. */
   private readonly widths = new Map<string, number>();
   private widthsFamily = "";
+  /** The canvas's font family, and the JupyterLab theme it was read under. */
+  private fontFamily = "";
+  private fontTheme = "";
   private measureContext: CanvasRenderingContext2D | null | undefined;
   private readonly events: CanvasEvents;
   private readonly resize: ResizeObserver;
@@ -191,8 +198,23 @@ export class FlowCanvas {
     const ids = new Set([...this.sizes.keys(), ...this.groups.keys()]);
     this.many = this.many.filter((id) => ids.has(id));
     this.render();
-    this.app.contentChanged();
+    this.contentChangedAfterPaint();
     if (!this.fitted || this.following) setTimeout(() => this.fitView(!this.whole), 30);
+  }
+
+  /**
+   * Tell the app the drawing changed size once the edit is on screen: the widget's height follows
+   * it a frame later instead of forcing a layout of the page before the edit is drawn.
+   */
+  private contentChangedAfterPaint(): void {
+    if (this.contentQueued) return;
+    this.contentQueued = true;
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        this.contentQueued = false;
+        if (!this.disposed) this.app.contentChanged();
+      }, 0),
+    );
   }
 
   decorate(anchor: string | null, range: readonly string[], badges: ReadonlyMap<string, Badge>): void {
@@ -288,8 +310,8 @@ export class FlowCanvas {
       [...this.positions].map(([id, p]) => ({ ...p, ...(this.sizes.get(id) ?? { width: 0, height: 0 }) })),
     );
     const box = boundsOf([all, ...this.groups.values()]);
-    const width = this.el.clientWidth;
-    const height = this.el.clientHeight;
+    // the size the resize observer saw (reading clientWidth would force a layout of the page)
+    const { width, height } = this.size ?? { width: this.el.clientWidth, height: this.el.clientHeight };
     if (width === 0 || height === 0) return;
     // into the part of the canvas the drawers leave uncovered
     const view = uncovered({ width, height }, this.insets);
@@ -371,7 +393,12 @@ export class FlowCanvas {
       badges: this.badges,
       marks: this.marks,
       pending: this.pending,
-      minimap: { shown: this.minimapShown && this.someOutside, corner: this.corner },
+      minimap: {
+        // a large graph's overview stays mounted (hidden while all is in view): mounting it costs a frame
+        wanted: this.minimapShown && (this.someOutside || this.graph.nodes.length > LARGE_GRAPH),
+        shown: this.minimapShown && this.someOutside,
+        corner: this.corner,
+      },
       note: this.note,
       renaming: this.renaming,
     };
@@ -380,6 +407,9 @@ export class FlowCanvas {
   private render(): void {
     const model = this.model();
     if (!model || this.disposed) return;
+    // a pan or zoom ends with a call here: redrawing 500 unchanged nodes cost ~100 ms and dropped frames
+    if (this.drawnModel !== null && sameModel(this.drawnModel, model)) return;
+    this.drawnModel = model;
     this.root.render(
       <ReactFlowProvider>
         <FlowView model={model} events={this.events} />
@@ -392,7 +422,15 @@ export class FlowCanvas {
    * is not measured again (an edit changes a few labels of a graph).
    */
   private measure(): Measure {
-    const family = getComputedStyle(this.el).fontFamily || "sans-serif";
+    // the font only changes with JupyterLab's theme: reading the computed style on every edit forced
+    // a style recalculation of the page before the edit was drawn
+    const theme = document.body.dataset.jpThemeName ?? "";
+    let family = this.fontFamily;
+    if (theme !== this.fontTheme || family === "") {
+      family = getComputedStyle(this.el).fontFamily || "sans-serif";
+      // kept once the canvas is in the page (a detached element has no style to inherit)
+      [this.fontTheme, this.fontFamily] = this.el.isConnected ? [theme, family] : ["", ""];
+    }
     if (family !== this.widthsFamily) {
       this.widths.clear();
       this.widthsFamily = family;
