@@ -44,3 +44,15 @@ class RecordingComm:
 def recording_comm(monkeypatch):
     """Every widget made in the test talks to a RecordingComm."""
     monkeypatch.setattr(comm, "create_comm", RecordingComm)
+
+
+def deliver(widget, message):
+    """Deliver a custom message through ipywidgets' comm handler, as the browser does; return the one reply.
+
+    Every message gets exactly one reply: a handler that answered twice, or not at all, fails here.
+    """
+    before = len(widget.comm.replies())
+    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
+    replies = widget.comm.replies()
+    assert len(replies) == before + 1, "every message gets exactly one reply"
+    return replies[-1]

@@ -8,7 +8,7 @@ reason in the reply and the banner.
 import pytest
 import taichi as ti
 from test_widget_protocol import fill
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.widget import editor
@@ -28,12 +28,7 @@ def ed(ti_cpu):
 
 def edit(widget, op, request=1, **fields):
     """Deliver an edit as the browser would; return the widget's one reply."""
-    before = len(widget.comm.replies())
-    message = {"kind": "edit", "op": op, "request": request, **fields}
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
-    replies = widget.comm.replies()
-    assert len(replies) == before + 1, "every message gets exactly one reply"
-    return replies[-1]
+    return deliver(widget, {"kind": "edit", "op": op, "request": request, **fields})
 
 
 def undo(widget):

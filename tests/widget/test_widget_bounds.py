@@ -11,7 +11,7 @@ Kernels live here (no ``from __future__ import annotations``: Taichi reads the a
 import numpy as np
 import pytest
 import taichi as ti
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture: the editor's comm)
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture: the editor's comm)
 
 import graphlab as gl
 from graphlab.widget import protocol
@@ -35,15 +35,6 @@ def editor_with(y: np.ndarray):
     return gl.editor(shift_graph(), kernels=[], access="ast", values={"x": np.arange(8, dtype=np.float32), "y": y})
 
 
-def send(widget, message):
-    """Deliver a custom message as the browser does; return the one reply it gets."""
-    before = len(widget.comm.replies())
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
-    replies = widget.comm.replies()
-    assert len(replies) == before + 1, "every message gets exactly one reply"
-    return replies[-1]
-
-
 def bounds_states(widget):
     """The ``bounds.state`` of every ``debugger`` update sent to the front-end, in order."""
     return [state["debugger"]["bounds"]["state"] for state in widget.comm.updates() if "debugger" in state]
@@ -63,7 +54,7 @@ def out_of_bounds(ti_cpu, y8):
 
 def test_a_checked_start_shows_the_out_of_bounds_index_and_opens_no_session(out_of_bounds, y8):
     ed = out_of_bounds
-    reply = send(ed, {"kind": "debug", "action": "start", "request": 3, "bounds": "check"})
+    reply = deliver(ed, {"kind": "debug", "action": "start", "request": 3, "bounds": "check"})
     view = ed.debugger
     assert reply["ok"] is False and reply["request"] == 3
     assert ed.session is None and view["active"] is False and view["session"] == 0
@@ -81,7 +72,7 @@ def test_a_checked_start_shows_the_out_of_bounds_index_and_opens_no_session(out_
 
 
 def test_the_panel_says_checking_while_the_child_runs(out_of_bounds):
-    send(out_of_bounds, {"kind": "debug", "action": "start", "request": 1, "bounds": "check"})
+    deliver(out_of_bounds, {"kind": "debug", "action": "start", "request": 1, "bounds": "check"})
     assert bounds_states(out_of_bounds)[-2:] == ["checking", "failed"], "published before the check, then its outcome"
 
 
@@ -89,7 +80,7 @@ def test_a_checked_start_with_values_that_fit_opens_the_session(ti_cpu):
     y = np.zeros(9, np.float32)
     ed = editor_with(y)
     try:
-        reply = send(ed, {"kind": "debug", "action": "start", "request": 1, "bounds": "check"})
+        reply = deliver(ed, {"kind": "debug", "action": "start", "request": 1, "bounds": "check"})
         assert reply == {"kind": "reply", "request": 1, "ok": True, "error": None}
         view = ed.debugger
         assert view["active"] is True and view["session"] == 1 and ed.session is not None
@@ -103,9 +94,9 @@ def test_a_checked_start_with_values_that_fit_opens_the_session(ti_cpu):
 
 def test_an_unchecked_start_runs_no_check_and_clears_the_last_one(out_of_bounds):
     ed = out_of_bounds
-    send(ed, {"kind": "debug", "action": "start", "request": 1, "bounds": "check"})
+    deliver(ed, {"kind": "debug", "action": "start", "request": 1, "bounds": "check"})
     assert ed.debugger["bounds"]["state"] == "failed"
-    reply = send(ed, {"kind": "debug", "action": "start", "request": 2})  # bounds left out: "trust"
+    reply = deliver(ed, {"kind": "debug", "action": "start", "request": 2})  # bounds left out: "trust"
     assert reply["ok"] is True and ed.session is not None
     assert ed.debugger["bounds"] == {"state": "idle", "error": None, "out_of_bounds": None, "seconds": 0.0}
     assert "checking" not in bounds_states(ed)[2:], "no child run for a start without the option"
@@ -118,7 +109,7 @@ def test_editor_debug_from_python_with_bounds_check_shows_in_the_panel(out_of_bo
 
 
 def test_an_unknown_bounds_option_is_refused_naming_the_field(out_of_bounds):
-    reply = send(out_of_bounds, {"kind": "debug", "action": "start", "request": 5, "bounds": "maybe"})
+    reply = deliver(out_of_bounds, {"kind": "debug", "action": "start", "request": 5, "bounds": "maybe"})
     assert reply["ok"] is False
     assert reply["error"] == "message ignored: debug 'start': field 'bounds' must be 'trust' or 'check', got 'maybe'"
     assert out_of_bounds.session is None and out_of_bounds.debugger["bounds"]["state"] == "idle"

@@ -6,8 +6,8 @@ Messages go in through ipywidgets' comm handler, as a browser's do; the model is
 import json
 
 import pytest
-import taichi as ti
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from editor_demo import axpy, fill
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.core.errors import GraphError, GraphFileError
@@ -15,32 +15,7 @@ from graphlab.model import graphfile
 from graphlab.model.layout import Layout
 from graphlab.widget import editor
 
-
-@ti.kernel
-def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1), value: ti.f32):
-    for i in x:
-        x[i] = value
-
-
-@ti.kernel
-def axpy(a: ti.f32, x: ti.types.ndarray(dtype=ti.f32, ndim=1), y: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-    for i in x:
-        y[i] += a * x[i]
-
-
 KERNELS = [fill, axpy]
-
-
-@pytest.fixture
-def graph(ti_cpu):
-    g = gl.Graph("demo")
-    x = g.ndarray("x", ti.f32, ndim=1)
-    g.ndarray("y", ti.f32, ndim=1)
-    a = g.scalar("a", ti.f32)
-    g.dispatch(fill, x, a, name="init")
-    with g.sequence("step", repeat=3) as s:
-        s.dispatch(axpy, a, x, "y")
-    return g
 
 
 @pytest.fixture
@@ -50,16 +25,8 @@ def ed(graph):
     widget.close()
 
 
-def send(widget, message):
-    before = len(widget.comm.replies())
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
-    replies = widget.comm.replies()
-    assert len(replies) == before + 1
-    return replies[-1]
-
-
 def edit(widget, op, **fields):
-    return send(widget, {"kind": "edit", "request": 7, "op": op, **fields})
+    return deliver(widget, {"kind": "edit", "request": 7, "op": op, **fields})
 
 
 def by_id(widget):
@@ -75,7 +42,7 @@ def test_place_shows_in_the_view_and_undo_puts_it_back(ed):
     assert ed.model.version == version, "a drag is not an edit of what the graph computes"
     assert ed.graph["layout"]["init"] == [100.0, 200.0]
     assert ed.history["undo"][-1] == "place init"
-    assert send(ed, {"kind": "undo", "request": 8})["ok"]
+    assert deliver(ed, {"kind": "undo", "request": 8})["ok"]
     assert ed.graph["layout"]["init"] == [10.0, 20.0]
 
 
@@ -114,7 +81,7 @@ def test_remove_nodes_is_one_undo_step(ed):
     assert edit(ed, "remove_nodes", nodes=["init", "step", "step/axpy"])["ok"]
     assert ed.graph["body"] == []
     assert ed.history["undo"][-1] == "delete 2 nodes"
-    assert send(ed, {"kind": "undo", "request": 9})["ok"]
+    assert deliver(ed, {"kind": "undo", "request": 9})["ok"]
     assert ed.graph["body"] == ["init", "step"]
     reply = edit(ed, "remove_nodes", nodes=[])
     assert not reply["ok"] and "select one or more nodes" in reply["error"]

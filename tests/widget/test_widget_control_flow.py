@@ -7,7 +7,7 @@ import re
 import pytest
 import taichi as ti
 from test_compiled import add_one, halve, threshold
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 
@@ -34,11 +34,6 @@ def ed(ti_cpu):
     widget.close()
 
 
-def send(widget, message):
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
-    return [m["content"] for m in widget.comm.sent if m.get("method") == "custom"][-1]
-
-
 def test_loops_conditionals_and_branches_are_in_the_graph_trait(ed):
     nodes = {n["id"]: n for n in ed.graph["nodes"]}
     assert ed.graph["body"] == ["threshold", "decide", "again"]
@@ -61,9 +56,9 @@ def test_the_drawing_names_every_container_the_trait_has(ed):
 
 
 def test_a_branch_can_be_selected_and_a_dispatch_added_into_it(ed):
-    assert send(ed, {"kind": "select", "node": "decide/then", "request": 1})["ok"]
+    assert deliver(ed, {"kind": "select", "node": "decide/then", "request": 1})["ok"]
     assert ed.selected == "decide/then"
-    reply = send(ed, {"kind": "edit", "op": "dispatch", "request": 2, "kernel": f"{add_one.__module__}:add_one",
+    reply = deliver(ed, {"kind": "edit", "op": "dispatch", "request": 2, "kernel": f"{add_one.__module__}:add_one",
                       "bindings": {"x": "x"}, "into": "decide/then", "index": None, "name": None})  # fmt: skip
     assert reply["ok"], reply
     assert ed.selected == "decide/then/add_one"
@@ -71,18 +66,18 @@ def test_a_branch_can_be_selected_and_a_dispatch_added_into_it(ed):
 
 
 def test_deleting_inside_a_branch_selects_the_neighbour(ed):
-    send(ed, {"kind": "edit", "op": "dispatch", "request": 1, "kernel": f"{halve.__module__}:halve",
+    deliver(ed, {"kind": "edit", "op": "dispatch", "request": 1, "kernel": f"{halve.__module__}:halve",
               "bindings": {"x": "x"}, "into": "decide/else", "index": None, "name": None})  # fmt: skip
-    assert send(ed, {"kind": "edit", "op": "remove", "request": 2, "node": "decide/else/halve"})["ok"]
+    assert deliver(ed, {"kind": "edit", "op": "remove", "request": 2, "node": "decide/else/halve"})["ok"]
     assert ed.selected == "decide/else/add_one"
 
 
 def test_the_debugger_steps_through_branches_and_loop_iterations(ed):
-    assert send(ed, {"kind": "debug", "action": "start", "request": 3})["ok"]
+    assert deliver(ed, {"kind": "debug", "action": "start", "request": 3})["ok"]
     steps = []
     while ed.debugger["position"]["step_id"] is not None:
         steps.append(ed.debugger["position"]["step_id"])
-        assert send(ed, {"kind": "debug", "action": "step", "request": 4, "session": 1})["ok"]
+        assert deliver(ed, {"kind": "debug", "action": "step", "request": 4, "session": 1})["ok"]
     assert steps == ["threshold", "decide/else/add_one", "again/iter[0]/inc", "again/iter[1]/inc"]
     position = ed.debugger["position"]
     assert position["index"] == position["total"] == 4 and position["total_known"] is True
@@ -91,11 +86,11 @@ def test_the_debugger_steps_through_branches_and_loop_iterations(ed):
 
 
 def test_a_breakpoint_in_a_loop_body_stops_each_iteration(ed):
-    send(ed, {"kind": "debug", "action": "start", "request": 1})
+    deliver(ed, {"kind": "debug", "action": "start", "request": 1})
     assert ed.debugger["position"]["total_known"] is False, "the steps past a decision are not known yet"
-    assert send(ed, {"kind": "breakpoint", "op": "toggle", "request": 2, "session": 1, "node": "again/inc"})["ok"]
-    send(ed, {"kind": "debug", "action": "continue", "request": 3, "session": 1})
+    assert deliver(ed, {"kind": "breakpoint", "op": "toggle", "request": 2, "session": 1, "node": "again/inc"})["ok"]
+    deliver(ed, {"kind": "debug", "action": "continue", "request": 3, "session": 1})
     assert (ed.debugger["reason"], ed.debugger["position"]["step_id"]) == ("breakpoint", "again/iter[0]/inc")
     assert ed.debugger["position"]["node_id"] == "again/inc"
-    send(ed, {"kind": "debug", "action": "continue", "request": 4, "session": 1})
+    deliver(ed, {"kind": "debug", "action": "continue", "request": 4, "session": 1})
     assert ed.debugger["position"]["step_id"] == "again/iter[1]/inc"

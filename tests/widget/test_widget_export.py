@@ -4,7 +4,7 @@ trait) and ``gl.verify``, for x64 on this machine; failures say why and leave no
 import numpy as np
 import pytest
 import taichi as ti
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 
@@ -43,10 +43,7 @@ def declared_fields(record):
 
 def export(widget, path, request=1, **options):
     message = {"kind": "export", "request": request, "arch": "x64", "path": str(path), **options}
-    before = len(widget.comm.replies())
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
-    assert len(widget.comm.replies()) == before + 1
-    return widget.comm.replies()[-1]
+    return deliver(widget, message)
 
 
 def test_the_panel_starts_idle_with_a_target_for_this_machine(ed):

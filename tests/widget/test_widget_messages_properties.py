@@ -12,13 +12,11 @@ from collections.abc import Mapping
 
 import numpy as np
 import pytest
-import taichi as ti
+from editor_demo import axpy, fill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_widget_model import axpy, fill  # the kernels the editor tests share
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
-import graphlab as gl
 from graphlab.model.graphfile import to_dict
 from graphlab.widget import GraphEditor, editor
 from graphlab.widget.messages import (
@@ -34,18 +32,6 @@ from graphlab.widget.messages import (
 
 #: A reply, as JSON, is never larger than this (the review's bound).
 REPLY_BYTES = 10_000
-
-
-@pytest.fixture
-def graph(ti_cpu):
-    g = gl.Graph("demo")
-    x = g.ndarray("x", ti.f32, ndim=1)
-    g.ndarray("y", ti.f32, ndim=1)
-    a = g.scalar("a", ti.f32)
-    g.dispatch(fill, x, a, name="init")
-    with g.sequence("step", repeat=3) as s:
-        s.dispatch(axpy, a, x, "y")
-    return g
 
 
 @pytest.fixture

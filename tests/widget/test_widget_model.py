@@ -14,23 +14,12 @@ import graphviz
 import pytest
 import taichi as ti
 import traitlets
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from editor_demo import axpy, fill
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.kernelfacts.access import source_cache_info
 from graphlab.widget import GraphEditor, editor
-
-
-@ti.kernel
-def fill(x: ti.types.ndarray(dtype=ti.f32, ndim=1), value: ti.f32):
-    for i in x:
-        x[i] = value
-
-
-@ti.kernel
-def axpy(a: ti.f32, x: ti.types.ndarray(dtype=ti.f32, ndim=1), y: ti.types.ndarray(dtype=ti.f32, ndim=1)):
-    for i in x:
-        y[i] += a * x[i]
 
 
 @ti.kernel
@@ -51,35 +40,14 @@ def templated(x: ti.template()):
 
 
 @pytest.fixture
-def graph(ti_cpu):
-    g = gl.Graph("demo")
-    x = g.ndarray("x", ti.f32, ndim=1)
-    g.ndarray("y", ti.f32, ndim=1)
-    a = g.scalar("a", ti.f32)
-    g.dispatch(fill, x, a, name="init")
-    with g.sequence("step", repeat=3) as s:
-        s.dispatch(axpy, a, x, "y")
-    return g
-
-
-@pytest.fixture
 def ed(graph):
     widget = editor(graph, kernels=[fill, axpy, count, smooth, templated], access="ast")
     yield widget
     widget.close()
 
 
-def front(widget, message):
-    """Deliver a custom message as the browser would, and return the widget's reply."""
-    before = len(widget.comm.replies())
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
-    replies = widget.comm.replies()
-    assert len(replies) == before + 1, "every message gets exactly one reply"
-    return replies[-1]
-
-
 def edit(widget, op, request=1, **fields):
-    return front(widget, {"kind": "edit", "op": op, "request": request, **fields})
+    return deliver(widget, {"kind": "edit", "op": op, "request": request, **fields})
 
 
 def ref(kernel):
@@ -186,7 +154,7 @@ def test_dispatch_adds_a_node_and_selects_it(ed):
 def test_an_edit_and_its_undo_read_no_kernel_source_again(ed):
     read = source_cache_info()
     assert edit(ed, "dispatch", kernel=ref(fill), bindings={"x": "y", "value": "a"}, into="step", index=0)["ok"]
-    assert front(ed, {"kind": "undo", "request": 2})["ok"]
+    assert deliver(ed, {"kind": "undo", "request": 2})["ok"]
     after = source_cache_info()
     assert after.misses == read.misses, "validation after an edit parsed an unchanged kernel again"
     assert after.hits > read.hits
@@ -249,7 +217,7 @@ def test_new_arg_declares_an_arg_and_binds_it_in_one_undo_step(ed):
     assert ed.model.args["n"] == gl.Arg("n", "ndarray", "i32", 1)
     assert ed.model.node("count").binding("n") == "n"
     assert ed.history["undo"][-1] == "new arg n for count.n"
-    front(ed, {"kind": "undo", "request": 3})
+    deliver(ed, {"kind": "undo", "request": 3})
     assert "n" not in ed.model.args and ed.model.node("count").binding("n") is None
 
 
@@ -342,7 +310,7 @@ def test_a_successful_edit_clears_the_error(ed):
 )
 def test_a_malformed_message_gets_an_error_reply_and_changes_nothing(ed, message, reason):
     version, state = ed.model.version, ed.model.snapshot()
-    reply = front(ed, message)
+    reply = deliver(ed, message)
     assert reply["ok"] is False and reason in reply["error"], reply["error"]
     assert reply["error"].startswith("message ignored")
     assert ed.error == reply["error"]
@@ -350,7 +318,7 @@ def test_a_malformed_message_gets_an_error_reply_and_changes_nothing(ed, message
 
 
 def test_a_malformed_message_is_answered_with_its_request_number(ed):
-    reply = front(ed, {"kind": "edit", "op": "remove", "request": 42})
+    reply = deliver(ed, {"kind": "edit", "op": "remove", "request": 42})
     assert reply["request"] == 42
 
 
@@ -381,14 +349,14 @@ def test_an_edit_made_stale_by_python_is_refused(ed):
 
 
 def test_select_message_sets_and_clears_the_selection(ed):
-    assert front(ed, {"kind": "select", "node": "step/axpy", "request": 3})["ok"]
+    assert deliver(ed, {"kind": "select", "node": "step/axpy", "request": 3})["ok"]
     assert ed.selected == "step/axpy"
-    assert front(ed, {"kind": "select", "node": None})["ok"]
+    assert deliver(ed, {"kind": "select", "node": None})["ok"]
     assert ed.selected == ""
 
 
 def test_selecting_a_node_that_is_gone_is_refused_without_a_banner(ed):
-    reply = front(ed, {"kind": "select", "node": "gone"})
+    reply = deliver(ed, {"kind": "select", "node": "gone"})
     assert reply["ok"] is False and "no longer exists" in reply["error"]
     assert ed.selected == "" and ed.error == ""
 
@@ -447,7 +415,7 @@ def test_edits_made_in_one_notebook_cell_are_drawn_once_and_undone_together(ed):
     assert len([u for u in ed.comm.updates() if "graph" in u]) == 1
     assert ed.graph["body"] == ["start", "step"]
     assert ed.history["undo"] == ["3 edits in Python"]
-    front(ed, {"kind": "undo", "request": 1})
+    deliver(ed, {"kind": "undo", "request": 1})
     assert [n.name for n in ed.model.body] == ["init", "step"] and ed.model.node("step").repeat == 3
 
 
@@ -475,10 +443,10 @@ def test_close_stops_following_the_graph(ed):
 def test_undo_and_redo_an_edit_made_in_the_widget(ed):
     edit(ed, "set_repeat", node="step", repeat=10)
     assert ed.history == {"undo": ["repeat step \u00d710"], "redo": []}
-    assert front(ed, {"kind": "undo", "request": 2})["ok"]
+    assert deliver(ed, {"kind": "undo", "request": 2})["ok"]
     assert ed.model.node("step").repeat == 3 and node_view(ed, "step")["repeat"] == 3
     assert ed.history == {"undo": [], "redo": ["repeat step \u00d710"]}
-    assert front(ed, {"kind": "redo", "request": 3})["ok"]
+    assert deliver(ed, {"kind": "redo", "request": 3})["ok"]
     assert ed.model.node("step").repeat == 10
     assert ed.history == {"undo": ["repeat step \u00d710"], "redo": []}
 
@@ -486,7 +454,7 @@ def test_undo_and_redo_an_edit_made_in_the_widget(ed):
 def test_undo_reverts_an_edit_made_in_python(ed):
     ed.model.remove("init")
     assert ed.history["undo"] == ["node removed init (in Python)"]
-    front(ed, {"kind": "undo"})
+    deliver(ed, {"kind": "undo"})
     assert [n.name for n in ed.model.body] == ["init", "step"]
     assert ed.graph["body"] == ["init", "step"]
 
@@ -496,22 +464,22 @@ def test_undo_steps_back_through_several_edits_in_order(ed):
     edit(ed, "set_repeat", request=2, node="step", repeat=8)
     edit(ed, "remove", request=3, node="start")
     for _ in range(3):
-        assert front(ed, {"kind": "undo"})["ok"]
+        assert deliver(ed, {"kind": "undo"})["ok"]
     assert [n.name for n in ed.model.body] == ["init", "step"] and ed.model.node("step").repeat == 3
 
 
 def test_a_new_edit_clears_what_redo_could_redo(ed):
     edit(ed, "set_repeat", node="step", repeat=10)
-    front(ed, {"kind": "undo"})
+    deliver(ed, {"kind": "undo"})
     edit(ed, "rename", request=2, node="init", name="start")
     assert ed.history["redo"] == []
-    reply = front(ed, {"kind": "redo", "request": 9})
+    reply = deliver(ed, {"kind": "redo", "request": 9})
     assert reply == {"kind": "reply", "request": 9, "ok": False, "error": "nothing to redo"}
 
 
 def test_nothing_to_undo_is_answered_without_an_error_banner(ed):
     version = ed.model.version
-    reply = front(ed, {"kind": "undo", "request": 1})
+    reply = deliver(ed, {"kind": "undo", "request": 1})
     assert reply["ok"] is False and reply["error"] == "nothing to undo"
     assert ed.error == "" and ed.model.version == version
 
@@ -525,5 +493,5 @@ def test_a_refused_edit_is_not_in_the_history(ed):
 def test_undo_clears_a_selection_the_undo_removed(ed):
     edit(ed, "dispatch", kernel=ref(count), bindings={}, into=None, index=None, name=None)
     assert ed.selected == "count"
-    front(ed, {"kind": "undo"})
+    deliver(ed, {"kind": "undo"})
     assert ed.selected == ""

@@ -5,7 +5,7 @@ traits (JSON, and bytes for arrays) and replies out, over a real debug session o
 import numpy as np
 import pytest
 import taichi as ti
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 
@@ -81,22 +81,13 @@ def ed(ti_cpu):
     widget.close()
 
 
-def send(widget, message):
-    """Deliver a custom message as the browser does; return the one reply it gets."""
-    before = len(widget.comm.replies())
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
-    replies = widget.comm.replies()
-    assert len(replies) == before + 1, "every message gets exactly one reply"
-    return replies[-1]
-
-
 def debug(widget, action, request=1, **fields):
     session = widget.debugger["session"]
-    return send(widget, {"kind": "debug", "action": action, "request": request, "session": session, **fields})
+    return deliver(widget, {"kind": "debug", "action": action, "request": request, "session": session, **fields})
 
 
 def started(widget):
-    reply = send(widget, {"kind": "debug", "action": "start", "request": 1})
+    reply = deliver(widget, {"kind": "debug", "action": "start", "request": 1})
     assert reply["ok"], reply
     return widget.session
 
@@ -126,7 +117,7 @@ def test_start_uses_the_values_the_editor_was_given(ed):
 
 def test_start_without_values_says_how_to_give_them(ti_cpu):
     widget = gl.editor(particle_graph(), kernels=[], access="ast")
-    reply = send(widget, {"kind": "debug", "action": "start", "request": 4})
+    reply = deliver(widget, {"kind": "debug", "action": "start", "request": 4})
     assert reply["ok"] is False and reply["request"] == 4
     assert "values=" in reply["error"] and "editor.debug" in reply["error"]
     assert widget.debugger["active"] is False and widget.session is None
@@ -164,12 +155,12 @@ def test_goto_travels_the_timeline_both_ways(ed):
 def test_toggling_a_node_sets_then_removes_its_breakpoint_and_continue_stops_there(ed):
     started(ed)
     toggle = {"kind": "breakpoint", "op": "toggle", "request": 3, "session": 1, "node": "substep/drift"}
-    assert send(ed, toggle)["ok"]
+    assert deliver(ed, toggle)["ok"]
     assert [(b["kind"], b["target"]) for b in ed.debugger["breakpoints"]] == [("node", "substep/drift")]
     debug(ed, "continue")
     assert ed.debugger["reason"] == "breakpoint" and ed.debugger["position"]["step_id"] == "substep[0]/drift"
     assert ed.debugger["breakpoints"][0]["hits"] == 1
-    assert send(ed, toggle)["ok"] and ed.debugger["breakpoints"] == []
+    assert deliver(ed, toggle)["ok"] and ed.debugger["breakpoints"] == []
     debug(ed, "continue")
     assert ed.debugger["reason"] == "end"
 
@@ -177,23 +168,23 @@ def test_toggling_a_node_sets_then_removes_its_breakpoint_and_continue_stops_the
 def test_a_condition_breakpoint_and_a_watch_come_from_the_panel(ed):
     started(ed)
     cond = {"kind": "breakpoint", "op": "condition", "request": 5, "session": 1, "expression": "grid.max() > 0"}
-    assert send(ed, cond)["ok"]
-    assert send(ed, {"kind": "watch", "op": "add", "request": 6, "session": 1, "expression": "grid.sum()"})["ok"]
+    assert deliver(ed, cond)["ok"]
+    assert deliver(ed, {"kind": "watch", "op": "add", "request": 6, "session": 1, "expression": "grid.sum()"})["ok"]
     debug(ed, "continue")
     view = ed.debugger
     assert view["reason"] == "condition" and view["position"]["last_step_id"] == "substep[0]/splat"
     assert view["watches"] == [{"text": "grid.sum()", "value": 64.0}]
     bp = view["breakpoints"][0]
-    assert send(ed, {"kind": "breakpoint", "op": "remove", "request": 7, "session": 1, "id": bp["id"]})["ok"]
-    assert send(ed, {"kind": "watch", "op": "remove", "request": 8, "session": 1, "expression": "grid.sum()"})["ok"]
+    assert deliver(ed, {"kind": "breakpoint", "op": "remove", "request": 7, "session": 1, "id": bp["id"]})["ok"]
+    assert deliver(ed, {"kind": "watch", "op": "remove", "request": 8, "session": 1, "expression": "grid.sum()"})["ok"]
     assert ed.debugger["breakpoints"] == [] and ed.debugger["watches"] == []
 
 
 def test_a_bad_expression_is_refused_and_nothing_is_added(ed):
     started(ed)
-    reply = send(ed, {"kind": "watch", "op": "add", "request": 9, "session": 1, "expression": "grid.max("})
+    reply = deliver(ed, {"kind": "watch", "op": "add", "request": 9, "session": 1, "expression": "grid.max("})
     assert reply["ok"] is False and "syntax" in reply["error"]
-    reply = send(ed, {"kind": "breakpoint", "op": "condition", "request": 10, "session": 1, "expression": "nope > 1"})
+    reply = deliver(ed, {"kind": "breakpoint", "op": "condition", "request": 10, "session": 1, "expression": "nope > 1"})
     assert reply["ok"] is False and "nope" in reply["error"]
     assert ed.debugger["watches"] == [] and ed.debugger["breakpoints"] == []
 
@@ -238,7 +229,7 @@ def test_a_failing_kernel_shows_on_its_node_and_the_session_stays_usable(ti_cpu)
 def test_statistics_are_the_debuggers_device_statistics(ed):
     session = started(ed)
     debug(ed, "goto", target=3)
-    assert send(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "grid", "component": None})["ok"]
+    assert deliver(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "grid", "component": None})["ok"]
     stats = session.inspect("grid").stats
     shown = ed.inspect["stats"]
     assert (shown["min"], shown["max"], shown["mean"], shown["std"]) == (stats.min, stats.max, stats.mean, stats.std)
@@ -249,7 +240,7 @@ def test_statistics_are_the_debuggers_device_statistics(ed):
 def test_a_heat_map_travels_as_bytes_with_its_shape(ed):
     session = started(ed)
     debug(ed, "goto", target=3)
-    send(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "grid", "component": None})
+    deliver(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "grid", "component": None})
     pic = ed.inspect["picture"]
     assert pic["kind"] == "heatmap" and pic["shape"] == [16, 16] and pic["dtype"] == "f32" and pic["step"] == [1, 1]
     assert isinstance(ed.inspect_picture, bytes) and len(ed.inspect_picture) == 16 * 16 * 4
@@ -264,7 +255,7 @@ def test_particles_are_a_scatter_plot_and_one_component_a_line(ed):
     np.testing.assert_array_equal(floats(ed.inspect_picture, "f32", (64, 2)), session.inspect("x").numpy())
     assert ed.inspect["components"] == ["[0]", "[1]"]
     assert [s["label"] for s in ed.inspect["component_stats"]] == ["[0]", "[1]"]
-    send(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "x", "component": 1})
+    deliver(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "x", "component": 1})
     pic = ed.inspect["picture"]
     assert pic["kind"] == "line" and pic["shape"] == [64, 2] and pic["label"] == "x[1]"
     env = floats(ed.inspect_picture, "f32", (64, 2))
@@ -274,11 +265,11 @@ def test_particles_are_a_scatter_plot_and_one_component_a_line(ed):
 def test_the_value_table_pages_through_the_buffer(ed):
     session = started(ed)
     debug(ed, "step")
-    send(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "x", "component": None, "page": 1})
+    deliver(ed, {"kind": "inspect", "request": 2, "session": 1, "buffer": "x", "component": None, "page": 1})
     page = ed.inspect["page"]
     assert page == {"page": 1, "pages": 2, "size": 50, "offset": 50, "count": 14, "total": 64, "columns": ["[0]", "[1]"]}
     np.testing.assert_array_equal(floats(ed.inspect_page, "f64", (14, 2)), session.inspect("x").numpy()[50:])
-    send(ed, {"kind": "inspect", "request": 3, "session": 1, "buffer": "x", "component": None, "page": 99})
+    deliver(ed, {"kind": "inspect", "request": 3, "session": 1, "buffer": "x", "component": None, "page": 99})
     assert ed.inspect["page"]["page"] == 1, "a page past the end shows the last one"
 
 
@@ -386,7 +377,7 @@ def test_a_malformed_panel_message_gets_an_error_reply_and_changes_nothing(ed, m
     started(ed)
     debug(ed, "step")
     before = (dict(ed.debugger), dict(ed.inspect), ed.inspect_picture, dict(ed.export), ed.session.position)
-    reply = send(ed, message)
+    reply = deliver(ed, message)
     assert reply["ok"] is False and reason in reply["error"], reply["error"]
     assert reply["request"] == message.get("request")
     assert (dict(ed.debugger), dict(ed.inspect), ed.inspect_picture, dict(ed.export), ed.session.position) == before
@@ -410,7 +401,7 @@ def test_a_stale_or_impossible_request_is_refused_and_changes_nothing(ed, messag
     started(ed)
     debug(ed, "step")
     before = (dict(ed.debugger), dict(ed.inspect), ed.inspect_picture, ed.session.position)
-    reply = send(ed, message)
+    reply = deliver(ed, message)
     assert reply["ok"] is False and reply["error"]
     assert (dict(ed.debugger), dict(ed.inspect), ed.inspect_picture, ed.session.position) == before
 
@@ -420,7 +411,7 @@ def test_a_message_for_an_ended_session_is_stale(ed):
     debug(ed, "stop")
     assert ed.debugger["active"] is False
     started(ed)
-    reply = send(ed, {"kind": "debug", "action": "step", "request": 3, "session": 1})
+    reply = deliver(ed, {"kind": "debug", "action": "step", "request": 3, "session": 1})
     assert reply["ok"] is False and "stale" in reply["error"] and "session 2" in reply["error"]
     assert ed.session.position.index == 0
 
@@ -437,15 +428,15 @@ def declared_fields(record):
 
 def test_panel_views_have_the_fields_the_protocol_declares(ti_cpu):
     widget = gl.editor(particle_graph(with_poison=True), kernels=[], access="ast", values=values(at=3))
-    send(widget, {"kind": "debug", "action": "start", "request": 1})
+    deliver(widget, {"kind": "debug", "action": "start", "request": 1})
     debug(widget, "find_nonfinite")
     view = widget.debugger
     assert set(view) == declared_fields("DebugView")
     assert set(view["position"]) == declared_fields("PositionView")
     assert set(view["nonfinite"]) == declared_fields("NonfiniteView")
     assert set(view["timing"][0]) == declared_fields("NodeTimeView")
-    send(widget, {"kind": "breakpoint", "op": "toggle", "request": 2, "session": 1, "node": "poison"})
-    send(widget, {"kind": "watch", "op": "add", "request": 3, "session": 1, "expression": "grid.max()"})
+    deliver(widget, {"kind": "breakpoint", "op": "toggle", "request": 2, "session": 1, "node": "poison"})
+    deliver(widget, {"kind": "watch", "op": "add", "request": 3, "session": 1, "expression": "grid.max()"})
     assert set(widget.debugger["breakpoints"][0]) == declared_fields("BreakpointView")
     assert set(widget.debugger["watches"][0]) == declared_fields("WatchView")
     inspect = widget.inspect
