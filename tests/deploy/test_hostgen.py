@@ -198,6 +198,18 @@ def test_cmake_build_runs_from_the_export_folder(built, tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), np.load(folder / "expected" / "y.npy"))
 
 
+def test_a_module_folder_away_from_its_manifest_is_refused(built, tmp_path):
+    """The library reads manifest.json beside ``module/``: another folder is refused before anything runs."""
+    folder, exe = built
+    elsewhere = tmp_path / "copied"
+    shutil.copytree(folder / "module", elsewhere)
+    done = subprocess.run([str(exe), "--module", str(elsewhere), "--in", str(folder / "inputs"), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 1
+    assert f"--module {elsewhere}: give the export's module folder (module/ next to manifest.json)" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_unknown_graph_flag_names_the_table(built, tmp_path):
     folder, exe = built
     done = run_host(exe, folder, "--out", str(tmp_path), "--graph", "nope")
