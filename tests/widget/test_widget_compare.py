@@ -13,8 +13,8 @@ import pytest
 import taichi as ti
 from compare_kernels import planted_graph
 from test_compare_warm import running
-from test_widget_panels import debug, declared_fields, send, started
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from test_widget_panels import debug, declared_fields, started
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 from graphlab.debug.compare import ARCHS as DEBUG_ARCHS
@@ -157,7 +157,7 @@ def test_the_timeout_given_in_the_form_bounds_the_other_process(ed):
 
 def test_a_stale_compare_is_refused(ed):
     started(ed)
-    reply = send(ed, {"kind": "debug", "action": "compare", "request": 2, "session": 7, "against": "vulkan"})
+    reply = deliver(ed, {"kind": "debug", "action": "compare", "request": 2, "session": 7, "against": "vulkan"})
     assert reply["ok"] is False and "stale" in reply["error"]
     assert ed.debugger["compare"]["run"] == 0
 

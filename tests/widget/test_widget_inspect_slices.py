@@ -5,8 +5,8 @@ buffer is refused, naming the shape."""
 import numpy as np
 import pytest
 import taichi as ti
-from test_widget_panels import debug, fill3, floats, send, started
-from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
+from test_widget_panels import debug, fill3, floats, started
+from widget_comm import deliver, recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
 
@@ -32,7 +32,7 @@ def cube(ti_cpu):
 
 def inspect(widget, request=7, **fields):
     message = {"kind": "inspect", "request": request, "session": widget.debugger["session"], "buffer": "v", **fields}
-    return send(widget, message)
+    return deliver(widget, message)
 
 
 def test_the_slider_picks_the_slice_python_pictures(cube):
