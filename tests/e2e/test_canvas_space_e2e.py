@@ -275,7 +275,9 @@ def test_a_side_panel_taller_than_the_canvas_scrolls_in_its_drawer_to_its_last_c
     assert inner > 2 * outer, f"the Values tab ({inner} px) should be far taller than its drawer ({outer} px)"
     drawer = box(w.locator(".gl-drawer[data-drawer=side]"))
     widget = box(w)
-    assert widget[3] - widget[1] <= page.viewport_size["height"], "an inspector drawer scrolls: the widget keeps its size"
+    assert widget[3] - widget[1] <= page.viewport_size["height"], (
+        "an inspector drawer scrolls: the widget keeps its size"
+    )
     assert drawer[3] <= widget[3] + 0.5, f"the drawer {drawer} runs past the widget {widget}: its bottom is cut"
 
     # the last control is reached by scrolling the drawer, the tabs stay at its top, and it takes a click
@@ -287,7 +289,7 @@ def test_a_side_panel_taller_than_the_canvas_scrolls_in_its_drawer_to_its_last_c
     assert box(tabs)[1] == drawer[1], "the tabs scrolled away with the content"
     centre = [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2]
     assert w.evaluate(
-        "(w, [x, y]) => w.querySelector(\"[data-value-arg=s13] [data-value=set]\") === document.elementFromPoint(x, y)",
+        '(w, [x, y]) => w.querySelector("[data-value-arg=s13] [data-value=set]") === document.elementFromPoint(x, y)',
         centre,
     ), "something covers the last control"
     last_input.fill("2.5")
