@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from canvas_actions import node
+from canvas_actions import open_editor as open_at
 from nbpage import Notebook
 from playwright.sync_api import Locator, Page, expect
-from test_node_editor_e2e import MPM88, SMALL, node
+from test_node_editor_e2e import MPM88, SMALL
 
 pytestmark = pytest.mark.e2e
 
@@ -34,17 +36,8 @@ def box(locator: Locator) -> list[float]:
 
 
 def open_editor(lab, page: Page, artifacts, code: str, last: str) -> tuple[Notebook, Locator]:
-    page.set_viewport_size({"width": 1280, "height": 800})
-    nb = Notebook(page, artifacts)
-    nb.open(lab.notebook_url("quickstart.ipynb"))
-    nb.command("filebrowser:activate")
-    nb.run_code(code)
-    w = nb.widget()
-    expect(node(w, last)).to_be_visible()
-    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
-    w.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)  # and the view fitted to it
-    return nb, w
+    """The editor at 1280x800 with the file browser open: the narrow notebook this file is about."""
+    return open_at(lab, page, artifacts, code, last, size=(1280, 800), file_browser=True)
 
 
 def uncovered(w: Locator) -> list[float]:
