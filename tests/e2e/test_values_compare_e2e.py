@@ -64,6 +64,12 @@ def test_values_and_a_dim_given_by_clicking_are_used_by_export_and_compare(lab, 
     expect(values.locator("[data-value-dim=n]")).to_have_attribute("data-state", "set")
     expect(m_row).to_have_attribute("data-state", "missing")
     expect(values.locator(".gl-values-summary")).to_have_text("Missing: dim m \u2014 Debug needs these.")
+    # Debug without m: the banner's "Give value..." opens the Dims list at m
+    w.locator("[data-debug=start]").click()
+    expect(w.locator(".gl-banner")).to_contain_text("Debug needs a size for dim 'm'", timeout=60_000)
+    w.locator(".gl-banner [data-open=give-value]").click()
+    expect(m_row).to_have_class(re.compile("gl-value-focus"))
+    expect(m_row.locator("input[aria-label='size of dim m']")).to_be_focused()
     # Export without m is refused before anything runs, in the panels' terms, with a button to m's row
     w.locator("[data-open=export]").click()
     w.locator("[aria-label='target']").select_option("x64")
