@@ -48,7 +48,8 @@ import type { Actions, ExportOptions, PanelTab, ViewState } from "./logic/state"
 import { Timeline } from "./logic/timeline";
 import { Banner, Toolbar } from "./panels/toolbar";
 import { UndoStack } from "./logic/undoStack";
-import { missingArgIn } from "./panels/valuesPanel";
+import { missingValueIn } from "./panels/valuesPanel";
+import { GIVE_VALUE_EVENT, type ValuesTarget, giveValueTarget } from "./logic/giveValue";
 
 const TRAITS: (keyof Traits)[] = [
   "graph",
@@ -94,6 +95,8 @@ export class EditorApp implements Actions {
   private loopRequest: number | null = null;
   /** The banner's "Give value..." button (shown when the error names a missing run value). */
   private readonly giveValueButton: HTMLButtonElement;
+  /** The arg or dim the banner's error asks a value for (the button opens the Values tab there). */
+  private giveTarget: ValuesTarget = null;
   /** The last drawing laid out (a new dispatch's pending box stays until the drawing with it is shown). */
   private drawn: Promise<void> = Promise.resolve();
   private readonly listeners = new Listeners();
@@ -177,7 +180,7 @@ export class EditorApp implements Actions {
       { type: "button", class: "gl-btn gl-give-value", hidden: true, "data-open": "give-value" },
       "Give value\u2026",
     );
-    this.listeners.on(this.giveValueButton, "click", () => this.openValues(this.giveValueButton.dataset.arg ?? null));
+    this.listeners.on(this.giveValueButton, "click", () => this.openValues(this.giveTarget));
     this.banner.el.insertBefore(this.giveValueButton, this.banner.el.lastElementChild);
     this.palette = new Palette(this);
     this.side = new SidePanel(this);
@@ -259,9 +262,8 @@ export class EditorApp implements Actions {
       this.layoutToggles.open("palette", true);
       this.palette.focusSearch();
     });
-    this.listeners.on(this.root, "graphlab:give-value", (e: Event) => {
-      const arg = (e as CustomEvent<{ arg?: unknown }>).detail?.arg;
-      this.openValues(typeof arg === "string" ? arg : null);
+    this.listeners.on(this.root, GIVE_VALUE_EVENT, (e: Event) => {
+      this.openValues(giveValueTarget((e as CustomEvent<unknown>).detail));
     });
     this.refresh();
   }
@@ -391,9 +393,9 @@ export class EditorApp implements Actions {
     const error = this.read("error");
     const text = error !== "" ? error : this.localError;
     this.banner.show(text);
-    const missing = missingArgIn(text);
+    const missing = missingValueIn(text);
     this.giveValueButton.hidden = missing === null;
-    if (missing !== null) this.giveValueButton.dataset.arg = missing;
+    this.giveTarget = missing;
   }
 
   // --- messages ----------------------------------------------------------------------------------
@@ -680,9 +682,9 @@ export class EditorApp implements Actions {
     this.sendPanel({ kind: "values", request: this.nextRequest++, ...op } as PanelMessage);
   }
 
-  openValues(arg: string | null): void {
+  openValues(target: ValuesTarget): void {
     this.showTab("values");
-    this.side.values.focusArg(arg);
+    this.side.values.focusArg(target);
   }
 
   makeLoop(ids: readonly string[]): void {

@@ -156,35 +156,25 @@ describe("ELK input", () => {
   });
 });
 
+/** A graph of `count` dispatches one after another, each binding the same x and y: large, and one chain. */
+function chain(count: number): GraphView {
+  const nodes: DispatchView[] = Array.from({ length: count }, (_, k) => dispatch(`s${k}`, null, k, { x: "x", y: "y" }));
+  return { name: "big", version: 1, args: [arg("x"), arg("y")], nodes, body: nodes.map((n) => n.id), layout: {} };
+}
+
 describe("ELK input of a large graph", () => {
   it("leaves the bindings out (each would cross every layer) but keeps program order", () => {
-    const nodes: DispatchView[] = Array.from({ length: 80 }, (_, k) => dispatch(`s${k}`, null, k, { x: "x", y: "y" }));
-    const graph: GraphView = {
-      name: "big",
-      version: 1,
-      args: [arg("x"), arg("y")],
-      nodes,
-      body: nodes.map((n) => n.id),
-      layout: {},
-    };
+    const graph = chain(80);
     const root = elkGraph(graph, nodeSizes(graph, measure));
     expect(root.edges!.length).toBe(79);
     expect(root.edges!.every((e) => e.id.startsWith("order"))).toBe(true);
   });
 
   it("is laid out by ELK in program order, top to bottom", async () => {
-    const nodes: DispatchView[] = Array.from({ length: 120 }, (_, k) => dispatch(`s${k}`, null, k, { x: "x", y: "y" }));
-    const graph: GraphView = {
-      name: "big",
-      version: 1,
-      args: [arg("x"), arg("y")],
-      nodes,
-      body: nodes.map((n) => n.id),
-      layout: {},
-    };
+    const graph = chain(120);
     const root = elkGraph(graph, nodeSizes(graph, measure));
     const at = elkPositions(await new ELK().layout(root));
-    const ys = nodes.map((n) => at.get(n.id)!.y);
+    const ys = graph.nodes.map((n) => at.get(n.id)!.y);
     expect(ys.every((y, k) => k === 0 || y > ys[k - 1]!)).toBe(true);
   });
 });

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 
+import { GIVE_VALUE_EVENT, type ValuesTarget, giveValueTarget, requestValue } from "../src/logic/giveValue";
 import type { DimEntryView, ValueEntryView } from "../src/wire/protocol";
 import {
   dimState,
   dimStatus,
   missingArgIn,
+  missingValueIn,
   parseDimSize,
   parseScalar,
   parseShape,
@@ -32,6 +34,48 @@ describe("the missing-value error", () => {
     expect(missingArgIn("Debug needs values for 'a', 'b' (graph 'g'): give them")).toBe("a");
     expect(missingArgIn("run() of graph 'g' is missing 'y'; pass y=...")).toBe("y");
     expect(missingArgIn("binding refused: no such arg")).toBeNull();
+  });
+});
+
+describe("what a refusal asks the Values tab for", () => {
+  it("is the dim Debug or Export lacks a size for, before any arg", () => {
+    const exportSays =
+      "Export needs a size for dim 'm' (the shape of temp 'grid' names it, and no value given sizes it): give it " +
+      "in the Values panel, under Dims (m=64), or in the dims field here (in Python: gl.export(g, folder, dims={'m': 64}))";
+    expect(missingValueIn(exportSays)).toEqual({ dim: "m" });
+    expect(missingValueIn("Verification needs a size for dim 'n' (it draws values for 'x', 'y', ...)")).toEqual({
+      dim: "n",
+    });
+    expect(missingValueIn("Debug needs a size for dim 'G2' (the shape of 'grid' names it)")).toEqual({ dim: "G2" });
+  });
+  it("is else the first missing arg, and nothing for other errors", () => {
+    expect(missingValueIn("Debug needs values for 'a', 'b' (graph 'g'): give them")).toEqual({ arg: "a" });
+    expect(missingValueIn("export failed: OutputPathError: tick \u201coverwrite the folder\u201d")).toBeNull();
+  });
+});
+
+describe("the graphlab:give-value event", () => {
+  it("opens the tab at the arg or dim its detail names", () => {
+    expect(giveValueTarget({ arg: "x_2" })).toEqual({ arg: "x_2" });
+    expect(giveValueTarget({ dim: "m" })).toEqual({ dim: "m" });
+    expect(giveValueTarget({ arg: "x", dim: "m" })).toEqual({ arg: "x" });
+  });
+  it("opens the tab at its top for a detail it cannot read, rather than failing", () => {
+    for (const detail of [null, undefined, {}, "x", 3, { arg: 3 }, { arg: "" }, { dim: null }]) {
+      expect(giveValueTarget(detail)).toBeNull();
+    }
+  });
+  it("carries what a component asks for up to the listener, bubbling", () => {
+    const root = new EventTarget();
+    const heard: ValuesTarget[] = [];
+    root.addEventListener(GIVE_VALUE_EVENT, (e) => {
+      expect(e.bubbles).toBe(true);
+      heard.push(giveValueTarget((e as CustomEvent<unknown>).detail));
+    });
+    requestValue(root, { dim: "m" });
+    requestValue(root, { arg: "x_2" });
+    requestValue(root, null);
+    expect(heard).toEqual([{ dim: "m" }, { arg: "x_2" }, null]);
   });
 });
 

@@ -19,7 +19,7 @@ from graphlab.core.errors import GraphlabError
 from graphlab.deploy.exporter import export
 from graphlab.deploy.folders import output_folder
 from graphlab.widget.jobs import finish_job, throttled
-from graphlab.widget.protocol import ExportArch
+from graphlab.widget.protocol import ExportArch, ValuesView
 from graphlab.widget.wording import ui_text
 
 TARGETS: tuple[str, ...] = get_args(ExportArch)
@@ -37,6 +37,40 @@ def default_arch() -> str:
     except Exception:  # no runtime yet: Vulkan is the portable default
         return "vulkan"
     return {"x64": "x64", "arm64": "x64", "cuda": "cuda"}.get(arch, "vulkan")
+
+
+def unsized_dim(values: ValuesView, *, dims: Mapping[str, int], verify: bool) -> str | None:
+    """Why the export (or its verification) could not size a dim, in the panels' terms; None when it can.
+
+    Said before anything runs, as Debug says it (``Debug needs a size for dim 'm'``), so the panel points at
+    the Values tab instead of relaying the exporter's ``dims={...}``. A temp needs its dims for the memory
+    plan; with ``verify``, so does every other arg without a value, since verification draws inputs.
+    ``values`` is the values panel's view (a value's shape or a size by name sizes a dim), ``dims`` the
+    export form's sizes.
+    """
+    entries = {entry["arg"]: entry for entry in values["entries"]}
+    for entry in values["dims"]:
+        dim = entry["dim"]
+        if entry["size"] is not None or dim in dims:
+            continue
+        unsized = [entries[a] for a in entry["args"] if a in entries and not entries[a]["given"]]
+        temps = [e["arg"] for e in unsized if e["role"] == "temp"]
+        drawn = [e["arg"] for e in unsized if e["role"] != "temp"]
+        hint = f"(in Python: gl.export(g, folder, dims={{{dim!r}: 64}}))"
+        if temps:
+            valued = f", or give {drawn[0]!r} a value there" if drawn else ""
+            return (
+                f"Export needs a size for dim {dim!r} (the shape of temp {', '.join(map(repr, temps))} names it, "
+                f"and no value given sizes it): give it in the Values panel, under Dims ({dim}=64){valued}, or "
+                f"in the dims field here {hint}"
+            )
+        if verify and drawn:
+            return (
+                f"Verification needs a size for dim {dim!r} (it draws values for {', '.join(map(repr, drawn))}, "
+                f"whose shape names it, and no value given sizes it): give it in the Values panel, under Dims "
+                f"({dim}=64), or give one of them a value there, or untick \u201cverify\u201d {hint}"
+            )
+    return None
 
 
 def _output_view(o: Any) -> dict[str, Any]:
@@ -156,6 +190,14 @@ class ExportPanel:
             if view.get("error"):  # said in the panel's terms ("tick 'overwrite the folder'"), Python as a hint
                 view["error"] = ui_text(view["error"])
             publish(self.view())
+
+    def refuse(self, error: str, *, arch: str, path: str, publish: Callable[[dict[str, Any]], None]) -> None:
+        """Show an export refused before it ran (nothing written): a numbered run that failed at once."""
+        self.run_number += 1
+        self._view.update(run=self.run_number, state="failed", arch=arch, path=path, stage="", fraction=0.0)
+        self._view.update(files=[], file_count=0, result="", verify=None, verify_error=None, seconds=0.0)
+        self._view["error"] = error
+        publish(self.view())
 
     def _verify(self, folder: Path, run_verify: Callable[[Path], Any]) -> None:
         """Verify the written module: its report, or why it could not run and the fix.

@@ -23,7 +23,7 @@ from graphlab.api.graph import module_runner
 from graphlab.core.errors import GraphlabError
 from graphlab.model.sizes import dim_names
 from graphlab.widget.debug_panel import DebugPanel, PanelError
-from graphlab.widget.export_panel import ExportPanel
+from graphlab.widget.export_panel import ExportPanel, unsized_dim
 from graphlab.widget.handlers import Handlers
 from graphlab.widget.home import HomeThread
 from graphlab.widget.protocol import (
@@ -213,6 +213,10 @@ class Panels:
         args = self.editor.model.args
         sizes = set(dim_names(args.values()))  # the editor's values may size temps by dim name (m=64)
         dims = {k: v for k, v in (self.values or {}).items() if k not in args and k in sizes}
+        refused = unsized_dim(self.run_values.view(self.editor.model), dims=message["dims"], verify=message["verify"])
+        if refused is not None:  # said in the panels' terms before anything runs (the exporter says dims={...})
+            self.export.refuse(refused, arch=message["arch"], path=message["path"], publish=self.publish_export)
+            raise PanelRefusedError(f"export refused: {refused}")
         error = self.export.run(
             self.editor.model,
             arch=message["arch"],

@@ -3,17 +3,30 @@ the file browser open: the palette and the side panel are drawers floating over 
 keeps the widget's whole width; Fit puts the whole of mpm88 in the part the drawers leave uncovered;
 the selected node is never under a drawer or the minimap; an error banner takes its room from the
 widget's height budget (the widget is never taller than the window); the drawers close and open by
-their handles and by keyboard. Screenshots go to test-artifacts/e2e/.
+their handles and by keyboard; a side panel taller than the canvas scrolls inside its drawer, its tabs kept
+in view, down to its last control. Screenshots go to test-artifacts/e2e/.
 """
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from canvas_actions import node
+from canvas_actions import open_editor as open_at
 from nbpage import Notebook
 from playwright.sync_api import Locator, Page, expect
-from test_node_editor_e2e import MPM88, SMALL, node
+from test_node_editor_e2e import MPM88, SMALL
 
 pytestmark = pytest.mark.e2e
+
+#: SMALL with 14 more dispatches, each with its own ndarray and scalar: a Values tab many times the canvas's height.
+MANY_ARGS = SMALL.replace(
+    "ed = gl.editor",
+    """for i in range(14):
+    g.dispatch(fill, g.ndarray(f"a{i}", ti.f32, ndim=1), g.scalar(f"s{i}", ti.f32), name=f"f{i}")
+ed = gl.editor""",
+)
 
 BOX = "el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }"
 
@@ -23,17 +36,8 @@ def box(locator: Locator) -> list[float]:
 
 
 def open_editor(lab, page: Page, artifacts, code: str, last: str) -> tuple[Notebook, Locator]:
-    page.set_viewport_size({"width": 1280, "height": 800})
-    nb = Notebook(page, artifacts)
-    nb.open(lab.notebook_url("quickstart.ipynb"))
-    nb.command("filebrowser:activate")
-    nb.run_code(code)
-    w = nb.widget()
-    expect(node(w, last)).to_be_visible()
-    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
-    w.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)  # and the view fitted to it
-    return nb, w
+    """The editor at 1280x800 with the file browser open: the narrow notebook this file is about."""
+    return open_at(lab, page, artifacts, code, last, size=(1280, 800), file_browser=True)
 
 
 def uncovered(w: Locator) -> list[float]:
@@ -252,3 +256,49 @@ def test_an_error_banner_takes_its_room_from_the_widgets_height(lab, page, artif
     page.wait_for_timeout(300)
     sizes = w2.evaluate("w => ({widget: w.getBoundingClientRect().height, window: window.innerHeight})")
     assert sizes["widget"] <= sizes["window"], sizes
+
+
+def test_a_side_panel_taller_than_the_canvas_scrolls_in_its_drawer_to_its_last_control(lab, page, artifacts):
+    nb, w = open_editor(lab, page, artifacts, MANY_ARGS, "f13")
+    w.locator("[data-open=values]").click()
+    side, tabs = w.locator(".gl-side"), w.locator(".gl-tabs")
+    values = w.locator(".gl-tab-page[data-tab=values]")
+    expect(values.locator("[data-value-arg=s13]")).to_have_count(1)
+    inner, outer = side.evaluate("s => [s.scrollHeight, s.clientHeight]")
+    assert inner > 2 * outer, f"the Values tab ({inner} px) should be far taller than its drawer ({outer} px)"
+    drawer = box(w.locator(".gl-drawer[data-drawer=side]"))
+    widget = box(w)
+    assert widget[3] - widget[1] <= page.viewport_size["height"], (
+        "an inspector drawer scrolls: the widget keeps its size"
+    )
+    assert drawer[3] <= widget[3] + 0.5, f"the drawer {drawer} runs past the widget {widget}: its bottom is cut"
+
+    # the last control is reached by scrolling the drawer, the tabs stay at its top, and it takes a click
+    last_input = values.locator("input[aria-label='value of s13']")
+    last = values.locator("[data-value-arg=s13] [data-value=set]")
+    last.scroll_into_view_if_needed()
+    b = box(last)
+    assert inside(b, drawer), f"the last control {b} is not inside the drawer {drawer}"
+    assert box(tabs)[1] == drawer[1], "the tabs scrolled away with the content"
+    centre = [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2]
+    assert w.evaluate(
+        '(w, [x, y]) => w.querySelector("[data-value-arg=s13] [data-value=set]") === document.elementFromPoint(x, y)',
+        centre,
+    ), "something covers the last control"
+    last_input.fill("2.5")
+    last.click()
+    expect(values.locator("[data-value-arg=s13]")).to_have_attribute("data-state", "given")
+    nb.shot("canvas-space-07-long-values-at-its-end", w)
+
+    # from the end, "Give value..." scrolls back up to the first arg: its row shows below the tabs, not under them
+    w.locator("[data-debug=start]").click()
+    give = w.locator(".gl-banner [data-open=give-value]")
+    expect(give).to_be_visible(timeout=60_000)
+    give.click()
+    first = values.locator("[data-value-arg=x]")
+    expect(first).to_have_class(re.compile("gl-value-focus"))
+    page.wait_for_timeout(200)
+    row, under = box(first), box(tabs)
+    assert under[3] <= row[1] + 0.5, f"the focused row {row} is under the sticky tabs {under}"
+    assert inside(row, box(w.locator(".gl-drawer[data-drawer=side]")))
+    nb.shot("canvas-space-08-give-value-below-the-tabs", w)

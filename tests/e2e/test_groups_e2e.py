@@ -6,9 +6,10 @@ save and reload. Groups are found by ``data-group``, nodes by ``data-node-id``. 
 from __future__ import annotations
 
 import pytest
+from canvas_actions import drag, node, open_editor, save_and_reopen
 from nbpage import Notebook
 from playwright.sync_api import Locator, expect
-from test_node_editor_e2e import boxes, node
+from test_node_editor_e2e import boxes
 from test_widget_e2e import python_value
 
 pytestmark = pytest.mark.e2e
@@ -49,29 +50,8 @@ def title(w: Locator, group_id: str) -> Locator:
     return group(w, group_id).locator(".gl-fgroup-title")
 
 
-def drag_title(page, source: Locator, dx: float, dy: float) -> None:
-    """Drag a group by the left end of its title (edges to its members cross the middle)."""
-    b = source.bounding_box()
-    x, y = b["x"] + 12, b["y"] + 9
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x + 2, y)  # React Flow starts the drag on this first move, which it does not count
-    for i in range(1, 11):
-        page.mouse.move(x + 2 + dx * i / 10, y + dy * i / 10)
-    page.mouse.up()
-
-
 def open_looped(lab, page, artifacts) -> tuple[Notebook, Locator]:
-    page.set_viewport_size({"width": 1600, "height": 1000})
-    nb = Notebook(page, artifacts)
-    nb.open(lab.notebook_url("quickstart.ipynb"))
-    nb.run_code(LOOPED)
-    w = nb.widget()
-    expect(node(w, "times/halve")).to_be_visible()
-    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)
-    w.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)  # the view fitted to ELK's layout
-    return nb, w
+    return open_editor(lab, page, artifacts, LOOPED, "times/halve", size=(1600, 1000))
 
 
 def test_copy_and_paste_a_loop_gives_a_second_loop_group(lab, page, artifacts):
@@ -99,7 +79,7 @@ def test_copy_and_paste_a_loop_gives_a_second_loop_group(lab, page, artifacts):
 def test_dragging_a_group_moves_its_members_together_and_is_kept_through_save_and_reload(lab, page, artifacts):
     nb, w = open_looped(lab, page, artifacts)
     before = boxes(w)
-    drag_title(page, title(w, "times"), 160, 70)
+    drag(page, title(w, "times"), 160, 70, grab=(12, 9))  # the title's left end: edges cross its middle
     nb.wait_idle()
     after = boxes(w)
     for member in ("times/add_one", "times/halve"):
@@ -111,13 +91,8 @@ def test_dragging_a_group_moves_its_members_together_and_is_kept_through_save_an
     assert set(stored) == {"times/add_one", "times/halve"}, stored
     nb.shot("groups-02-dragged", w)
 
-    nb.run_code("g.save('looped.graph.json')\ng2 = gl.load('looped.graph.json', kernels=[add_one, halve])\n"
-                "ed2 = gl.editor(g2, kernels=[add_one, halve])\ned2")  # fmt: skip
+    w2 = save_and_reopen(nb, "looped.graph.json", "add_one, halve", "times/halve")
     assert python_value(nb, "{k: list(v) for k, v in g2.layout.positions.items()}") == stored
-    w2 = nb.widget()
-    expect(node(w2, "times/halve")).to_be_visible()
-    w2.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
     b1, b2 = boxes(w), boxes(w2)
     scale = (b2["times/halve"][2] - b2["times/halve"][0]) / (b1["times/halve"][2] - b1["times/halve"][0])
     for axis in (0, 1):  # the members keep their offsets from each other after the reload

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from canvas_actions import drag, node, open_editor, save_and_reopen
 from nbpage import Notebook
 from playwright.sync_api import Locator, expect
 from test_widget_e2e import python_value
@@ -60,10 +61,6 @@ ed
 BOX = "el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }"
 
 
-def node(w: Locator, node_id: str) -> Locator:
-    return w.locator(f"[data-node-id='{node_id}']").first
-
-
 def boxes(w: Locator) -> dict[str, list[float]]:
     return w.evaluate(f"""w => Object.fromEntries([...w.querySelectorAll('.gl-fnode[data-node-id]')]
                          .map(el => [el.dataset.nodeId, ({BOX})(el)]))""")  # fmt: skip
@@ -76,27 +73,7 @@ def placed(w: Locator) -> dict[str, str]:
 
 
 def open_small(lab, page, artifacts, size=(1600, 1000)) -> tuple[Notebook, Locator]:
-    page.set_viewport_size({"width": size[0], "height": size[1]})
-    nb = Notebook(page, artifacts)
-    nb.open(lab.notebook_url("quickstart.ipynb"))
-    nb.run_code(SMALL)
-    w = nb.widget()
-    expect(node(w, "double")).to_be_visible()
-    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
-    w.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)  # and the view fitted to it
-    return nb, w
-
-
-def drag(page, source: Locator, dx: float, dy: float) -> None:
-    b = source.bounding_box()
-    x, y = b["x"] + b["width"] / 2, b["y"] + 8
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x + 2, y)  # React Flow starts the drag on this first move, which it does not count
-    for i in range(1, 11):
-        page.mouse.move(x + 2 + dx * i / 10, y + dy * i / 10)
-    page.mouse.up()
+    return open_editor(lab, page, artifacts, SMALL, "double", size=size)
 
 
 def test_drag_save_reload_keeps_the_position_and_adding_moves_no_other(lab, page, artifacts):
@@ -112,14 +89,9 @@ def test_drag_save_reload_keeps_the_position_and_adding_moves_no_other(lab, page
     assert abs(after["x"] - before["x"] - 180) < 4 and abs(after["y"] - before["y"] - 40) < 4, (before, after)
     nb.shot("node-editor-01-dragged", w)
 
-    nb.run_code("g.save('small.graph.json')\ng2 = gl.load('small.graph.json', kernels=[fill, twice, count])\n"
-                "ed2 = gl.editor(g2, kernels=[fill, twice, count])\ned2")  # fmt: skip
+    w2 = save_and_reopen(nb, "small.graph.json", "fill, twice, count", "init")
     assert python_value(nb, "list(g2.layout.positions['init'])") == stored
-    w2 = nb.widget()
-    expect(node(w2, "init")).to_be_visible()
-    w2.scroll_into_view_if_needed()
     # the same place relative to the rest of the drawing as before the save
-    page.wait_for_timeout(300)
     b1, b2 = boxes(w), boxes(w2)
     offset = lambda bs: (bs["init"][0] - bs["double"][0], bs["init"][1] - bs["double"][1])
     scale = (b2["double"][2] - b2["double"][0]) / (b1["double"][2] - b1["double"][0])
@@ -233,15 +205,7 @@ def test_dark_theme_background_follows_the_jupyterlab_variable(lab, page, artifa
 
 
 def test_mpm88_fit_at_1280_with_the_file_browser_and_labels_at_1920(lab, page, artifacts):
-    page.set_viewport_size({"width": 1280, "height": 800})
-    nb = Notebook(page, artifacts)
-    nb.open(lab.notebook_url("quickstart.ipynb"))
-    nb.command("filebrowser:activate")
-    nb.run_code(MPM88)
-    w = nb.widget()
-    expect(node(w, "substep/substep_g2p")).to_be_visible()
-    expect(w.locator(".gl-flow-canvas[data-elk-ms]")).to_have_count(1, timeout=30_000)  # ELK's layout is in
-    w.scroll_into_view_if_needed()
+    nb, w = open_editor(lab, page, artifacts, MPM88, "substep/substep_g2p", size=(1280, 800), file_browser=True)
     w.locator("[data-canvas=fit]").click()
     page.wait_for_timeout(300)
     canvas = w.locator(".gl-canvas").evaluate(BOX)

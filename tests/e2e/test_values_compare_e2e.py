@@ -1,6 +1,6 @@
 """Compare with the values given by clicking, in a real JupyterLab and Chromium (issue 21, point 4): a graph whose
 temp is sized by a dim no value sizes (``m``) gets its values in the Values tab (arrays allocated, ``m`` given by
-name in the Dims list), is exported from the Export panel with them, and the debugger's Compare runs the session
+name in the Dims list; Export before that names ``m`` and opens its row), is exported from the Export panel with them, and the debugger's Compare runs the session
 against that exported module: they agree to the end, and the session ran on the panel's seeded numbers.
 """
 
@@ -64,6 +64,26 @@ def test_values_and_a_dim_given_by_clicking_are_used_by_export_and_compare(lab, 
     expect(values.locator("[data-value-dim=n]")).to_have_attribute("data-state", "set")
     expect(m_row).to_have_attribute("data-state", "missing")
     expect(values.locator(".gl-values-summary")).to_have_text("Missing: dim m \u2014 Debug needs these.")
+    # Debug without m: the banner's "Give value..." opens the Dims list at m
+    w.locator("[data-debug=start]").click()
+    expect(w.locator(".gl-banner")).to_contain_text("Debug needs a size for dim 'm'", timeout=60_000)
+    w.locator(".gl-banner [data-open=give-value]").click()
+    expect(m_row).to_have_class(re.compile("gl-value-focus"))
+    expect(m_row.locator("input[aria-label='size of dim m']")).to_be_focused()
+    # Export without m is refused before anything runs, in the panels' terms, with a button to m's row
+    w.locator("[data-open=export]").click()
+    w.locator("[aria-label='target']").select_option("x64")
+    w.locator("[data-export=run]").click()
+    status = w.locator(".gl-export-status")
+    expect(status).to_have_attribute("data-state", "failed", timeout=60_000)
+    refusal = status.locator(".gl-diag-error")
+    expect(refusal).to_contain_text("Export needs a size for dim 'm'")
+    expect(refusal).to_contain_text("give it in the Values panel, under Dims (m=64)")
+    expect(refusal).not_to_contain_text("pass dims=")
+    refusal.locator("[data-open=give-value]").click()
+    expect(m_row).to_be_visible()
+    expect(m_row).to_have_class(re.compile("gl-value-focus"))
+    expect(m_row.locator("input[aria-label='size of dim m']")).to_be_focused()
     # a size that is not one is refused in the row, before anything is sent; then m = 4
     m_row.locator("input[aria-label='size of dim m']").fill("0")
     m_row.locator("[data-value=dim-set]").click()

@@ -158,3 +158,61 @@ def test_a_second_export_to_the_same_folder_says_to_tick_overwrite(ed, tmp_path)
     assert "tick \u201coverwrite the folder\u201d to replace (in Python: overwrite=True)" in reply["error"]
     assert "tick \u201coverwrite the folder\u201d" in ed.export["error"]
     assert export(ed, tmp_path / "m", request=3, verify=False, overwrite=True)["ok"]
+
+
+def test_a_temps_dim_no_value_sizes_is_asked_for_in_the_panels_terms_before_anything_runs(ti_cpu, tmp_path):
+    from temps_kernels import M, temps_graph, temps_values
+
+    from graphlab.deploy import read_manifest
+
+    widget = gl.editor(temps_graph(), kernels=[], access="ast", values=temps_values())  # nothing sizes 'm'
+    reply = export(widget, tmp_path / "module")
+    assert reply["ok"] is False
+    view = widget.export
+    for said in (reply["error"], view["error"]):
+        assert "Export needs a size for dim 'm'" in said and "temp 'grid'" in said, said
+        assert "give it in the Values panel, under Dims (m=64)" in said and "dims field here" in said
+        assert "(in Python: gl.export(g, folder, dims={'m': 64}))" in said, "the Python call stays, as a hint"
+        assert "pass dims=" not in said and "CLI" not in said, "not the exporter's own wording"
+    assert view["state"] == "failed" and view["run"] == 1 and view["files"] == [] and view["verify"] is None
+    assert set(view) == declared_fields("ExportView")
+    assert not (tmp_path / "module").exists() and list(tmp_path.iterdir()) == [], "refused before anything ran"
+    # the size given where the message says: the export runs and its verification passes
+    assert deliver(widget, {"kind": "values", "op": "dim", "request": 2, "dim": "m", "size": M})["ok"]
+    reply = export(widget, tmp_path / "module", request=3, cpu_threads=1)
+    assert reply["ok"], reply
+    assert widget.export["state"] == "done" and widget.export["verify"]["passed"] is True
+    assert read_manifest(tmp_path / "module").dims["m"] == M
+    widget.close()
+
+
+def test_a_dim_typed_in_the_export_form_sizes_the_temp(ti_cpu, tmp_path):
+    from temps_kernels import M, temps_graph, temps_values
+
+    widget = gl.editor(temps_graph(), kernels=[], access="ast", values=temps_values())
+    assert export(widget, tmp_path / "module", verify=False, dims={"m": M})["ok"]
+    assert widget.export["state"] == "done" and widget.export["error"] is None
+    widget.close()
+
+
+def test_verification_that_would_draw_unsized_inputs_says_which_dim_and_where_to_give_it(ti_cpu, tmp_path):
+    g = gl.Graph("plain")
+    x = g.ndarray("x", ti.f32, ndim=1, shape="n", role="input")
+    g.dispatch(square, x, g.ndarray("y", ti.f32, ndim=1, shape="n", role="output"))
+    widget = gl.editor(g, kernels=[], access="ast")  # no values: the module sizes n from its inputs
+    reply = export(widget, tmp_path / "verified")
+    said = widget.export["error"]
+    assert reply["ok"] is False and said in reply["error"]
+    assert "Verification needs a size for dim 'n'" in said and "'x', 'y'" in said
+    assert "Values panel, under Dims (n=64)" in said and "untick \u201cverify\u201d" in said
+    assert "(in Python: gl.export(g, folder, dims={'n': 64}))" in said
+    assert "inputs={" not in said and "manifest.json" not in said, "not verify's own wording"
+    assert list(tmp_path.iterdir()) == []
+    # without verification the module needs no size: the host sizes n from its inputs
+    assert export(widget, tmp_path / "unverified", request=2, verify=False)["ok"]
+    # or a value gives it: the verification draws the other inputs at its size
+    assert deliver(widget, {"kind": "values", "op": "allocate", "request": 3, "arg": "x", "shape": [16]})["ok"]
+    reply = export(widget, tmp_path / "verified", request=4, cpu_threads=1)
+    assert reply["ok"], reply
+    assert widget.export["verify"]["passed"] is True and widget.export["verify"]["outputs"][0]["shape"] == [16]
+    widget.close()

@@ -8,6 +8,7 @@ import pytest
 import taichi as ti
 from IPython.core.interactiveshell import InteractiveShell
 from test_compiled import add_one, threshold
+from values_messages import entry, start, values
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
@@ -38,18 +39,6 @@ def ed(ti_cpu):
     widget = gl.editor(_graph(), kernels=[add_one], access="ast")
     yield widget
     widget.close()
-
-
-def values(widget, op, request=1, **fields):
-    return widget.handle_message({"kind": "values", "op": op, "request": request, **fields})
-
-
-def entry(widget, arg):
-    return next(e for e in widget.values["entries"] if e["arg"] == arg)
-
-
-def start(widget, request=9):
-    return widget.handle_message({"kind": "debug", "action": "start", "request": request})
 
 
 def test_the_trait_lists_needed_given_and_missing(ed):

@@ -5,6 +5,7 @@ that is not one, a bad size or a size that disagrees with a given value is refus
 import numpy as np
 import pytest
 from temps_kernels import M, N, temps_expected, temps_graph, temps_values
+from values_messages import dim, start, values
 from widget_comm import recording_comm  # noqa: F401  (autouse fixture)
 
 import graphlab as gl
@@ -15,18 +16,6 @@ def ed(ti_cpu):
     widget = gl.editor(temps_graph(), kernels=[], access="ast", values=temps_values())
     yield widget
     widget.close()
-
-
-def values(widget, op, request=1, **fields):
-    return widget.handle_message({"kind": "values", "op": op, "request": request, **fields})
-
-
-def dim(widget, name):
-    return next(d for d in widget.values["dims"] if d["dim"] == name)
-
-
-def start(widget, request=9):
-    return widget.handle_message({"kind": "debug", "action": "start", "request": request})
 
 
 def test_a_dim_only_temps_use_is_missing_and_debug_says_so_in_the_panels_terms(ed):

@@ -16,6 +16,7 @@ import type {
   Traits,
   ValuesOp,
 } from "../wire/protocol";
+import type { ValuesTarget } from "../logic/giveValue";
 import type { NodeIndex } from "../logic/selection";
 import type { Timeline } from "../logic/timeline";
 
@@ -87,8 +88,8 @@ export interface Actions {
   showTab(tab: PanelTab): void;
   /** Give, allocate or clear a run value (the Values tab). */
   giveValue(op: ValuesOp): void;
-  /** Open the Values tab at an arg's row (null: at the top). */
-  openValues(arg: string | null): void;
+  /** Open the Values tab at an arg's or a dim's row (null: at the top). */
+  openValues(target: ValuesTarget): void;
   /** Open the loop form on these nodes (none: the selection, or an empty body). */
   makeLoop(ids: readonly string[]): void;
   /** Send the loop form's edit (its reply settles the form). */

@@ -8,6 +8,8 @@ import { formatNum } from "../logic/colorScale";
 import { Listeners, h, replaceChildren } from "../logic/dom";
 import type { ExportArch, ExportView, Verdict, VerifyView } from "../wire/protocol";
 import type { Section } from "./section";
+import { missingValueIn } from "./valuesPanel";
+import { requestValue } from "../logic/giveValue";
 import type { Actions, ViewState } from "../logic/state";
 
 /** `n=256, G=128` -> `{n: 256, G: 128}`; a reason when the text does not parse. */
@@ -79,6 +81,7 @@ export class ExportSection implements Section {
   private readonly message = h("div", { class: "gl-hint" });
   private filled = false;
   private key = "";
+  private lastError = "";
 
   constructor(private readonly actions: Actions) {
     this.arch = h("select", { class: "gl-select", "aria-label": "target" });
@@ -117,6 +120,11 @@ export class ExportSection implements Section {
       h("div", { class: "gl-actions" }, this.go),
     );
     this.el.append(h("h3", {}, "Export an AOT module"), this.form, this.status);
+    // a refusal for want of a dim's size or a value has a button that opens the Values tab there
+    this.listeners.on(this.status, "click", (e: MouseEvent) => {
+      const button = (e.target as Element | null)?.closest("[data-open=give-value]");
+      if (button) requestValue(button, missingValueIn(this.lastError));
+    });
   }
 
   update(state: ViewState): void {
@@ -134,6 +142,7 @@ export class ExportSection implements Section {
     const key = JSON.stringify(view);
     if (key === this.key) return;
     this.key = key;
+    this.lastError = view.error ?? "";
     replaceChildren(this.status, renderStatus(view));
     this.status.dataset.state = view.state;
   }
@@ -191,7 +200,17 @@ function renderStatus(view: ExportView): (HTMLElement | null)[] {
     progress,
     stage,
   ];
-  if (view.error) out.push(h("div", { class: "gl-diag gl-diag-error", role: "alert" }, view.error));
+  if (view.error) {
+    const give = missingValueIn(view.error);
+    const button = give
+      ? h(
+          "button",
+          { type: "button", class: "gl-btn gl-give-value", "data-open": "give-value" },
+          "arg" in give ? `Give ${give.arg} a value\u2026` : `Give dim ${give.dim} a size\u2026`,
+        )
+      : null;
+    out.push(h("div", { class: "gl-diag gl-diag-error", role: "alert" }, view.error, button));
+  }
   if (view.verify_error) {
     out.push(
       h("div", { class: "gl-diag gl-diag-warning", role: "status", "data-verify": "could not run" }, view.verify_error),

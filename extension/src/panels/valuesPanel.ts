@@ -3,7 +3,7 @@
  * missing, and forms to give them without code: a scalar typed in; an ndarray allocated at a shape
  * (zeros, or random numbers from a seed); a notebook variable by name. Python checks each value as
  * `run()` would and keeps it as the editor's, so Debug, Export and Compare use it. A "missing value"
- * error elsewhere opens this tab at the arg (`focusArg`). Symbolic dims (`m` of a temp's shape) get a
+ * error elsewhere opens this tab at the arg or dim (`focusArg`, asked with a `graphlab:give-value` event). Symbolic dims (`m` of a temp's shape) get a
  * size by name (`m=64`, as `run(m=64)` takes it) in the Dims list, for temps that no given value sizes.
  */
 
@@ -17,12 +17,24 @@ import {
   type ValuesView,
 } from "../wire/protocol";
 import type { Section } from "./section";
+import type { ValuesTarget } from "../logic/giveValue";
 import type { ViewState } from "../logic/state";
 
 /** The first arg a missing-value error names (the widget's wording or run()'s), or null. */
 export function missingArgIn(text: string): string | null {
   const match = /needs (?:a value|values) for '([^']+)'/.exec(text) ?? /is missing '([^']+)'/.exec(text);
   return match ? match[1]! : null;
+}
+
+/**
+ * What a refusal asks the Values tab for: the dim Debug or Export lacks a size for ("needs a size for dim
+ * 'm'"), else the first arg it lacks a value for; null when it asks for neither (no "Give value..." button).
+ */
+export function missingValueIn(text: string): ValuesTarget {
+  const dim = /needs a size for dim '([^']+)'/.exec(text);
+  if (dim) return { dim: dim[1]! };
+  const arg = missingArgIn(text);
+  return arg === null ? null : { arg };
 }
 
 /** Parse a shape typed as `64`, `64, 3` or `(64, 3)`: `ndim` sizes >= 1, or why not. */
@@ -158,6 +170,12 @@ class DimRow {
 
   fail(reason: string): void {
     this.message.textContent = reason;
+  }
+
+  focus(): void {
+    this.el.scrollIntoView({ block: "nearest" });
+    this.el.classList.add("gl-value-focus");
+    this.input.focus();
   }
 }
 
@@ -344,10 +362,12 @@ export class ValuesSection implements Section {
     else this.rows.get(op.arg)?.fail(reason);
   }
 
-  /** Scroll to an arg's row and put the caret in its first field (the "Give value..." button). */
-  focusArg(arg: string | null): void {
-    for (const row of this.rows.values()) row.el.classList.remove("gl-value-focus");
-    if (arg !== null) this.rows.get(arg)?.focus();
+  /** Scroll to an arg's or a dim's row and put the caret in its first field (the "Give value..." button). */
+  focusArg(target: ValuesTarget): void {
+    for (const row of [...this.rows.values(), ...this.dimRows.values()]) row.el.classList.remove("gl-value-focus");
+    if (target === null) return;
+    if ("arg" in target) this.rows.get(target.arg)?.focus();
+    else this.dimRows.get(target.dim)?.focus();
   }
 
   private sendFrom(op: ValuesOp): void {
