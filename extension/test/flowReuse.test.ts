@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Node } from "@xyflow/react";
 
-import { type CanvasModel, newsOf, reuseNodes, sameModel } from "../src/canvas/FlowView";
+import { type CanvasModel, newsOf, reuseNodes, sameModel, sameNodes } from "../src/canvas/FlowView";
 import { NO_MARKS } from "../src/canvas/graphView";
 import { sampleGraph } from "./fixtures";
 
@@ -72,6 +72,17 @@ describe("sameModel (a render that would draw the same is skipped)", () => {
     expect(sameModel(a, { ...a, minimap: { ...a.minimap, shown: true } })).toBe(false);
     expect(sameModel(a, { ...a, note: "refused" })).toBe(false);
     expect(sameModel(a, { ...a, positions: new Map() })).toBe(false);
+  });
+
+  it("draws the same nodes when only the overview or the note changed (a pan's end rebuilds no node)", () => {
+    const a = base();
+    expect(sameNodes(a, { ...a, minimap: { wanted: true, shown: true, corner: "top-left" }, note: "refused" })).toBe(
+      true,
+    );
+    expect(sameNodes(a, { ...a, selection: new Set(["a"]) })).toBe(false);
+    expect(sameNodes(a, { ...a, renaming: "a" })).toBe(false);
+    expect(sameNodes(a, { ...a, pending: { at: { x: 0, y: 0 }, text: "adding" } })).toBe(false);
+    expect(sameNodes(a, { ...a, marks: { ...NO_MARKS } })).toBe(false);
   });
 });
 

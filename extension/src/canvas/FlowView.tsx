@@ -333,8 +333,8 @@ export function reuseNodes(fresh: Node[], cache: Map<string, [string, Node]>): N
   return out;
 }
 
-/** Whether two canvas models draw the same: the same objects, and selections with the same ids. */
-export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
+/** Whether two canvas models draw the same nodes: the same objects, and selections with the same ids. */
+export function sameNodes(a: CanvasModel, b: CanvasModel): boolean {
   return (
     a.graph === b.graph &&
     a.positions === b.positions &&
@@ -343,13 +343,20 @@ export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
     a.badges === b.badges &&
     a.marks === b.marks &&
     a.pending === b.pending &&
-    a.note === b.note &&
     a.renaming === b.renaming &&
-    a.minimap.wanted === b.minimap.wanted &&
-    a.minimap.shown === b.minimap.shown &&
-    a.minimap.corner === b.minimap.corner &&
     a.selection.size === b.selection.size &&
     [...a.selection].every((id) => b.selection.has(id))
+  );
+}
+
+/** Whether two canvas models draw the same: the same nodes, overview and note. */
+export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
+  return (
+    sameNodes(a, b) &&
+    a.note === b.note &&
+    a.minimap.wanted === b.minimap.wanted &&
+    a.minimap.shown === b.minimap.shown &&
+    a.minimap.corner === b.minimap.corner
   );
 }
 
@@ -531,9 +538,23 @@ export function flowEdges(graph: GraphView, events: CanvasEvents): Edge[] {
   return edges;
 }
 
-export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
+/**
+ * The nodes to draw, the same array while the model draws the same nodes: a pan or zoom that shows or
+ * hides the overview changes the model, and rebuilding 500 nodes then (their keys, React Flow taking
+ * a new array in) was a ~50 ms task as the pan ended, a dropped frame.
+ */
+function useFlowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
   const cache = useRef(new Map<string, [string, Node]>());
-  const initial = useMemo(() => reuseNodes(flowNodes(model, events), cache.current), [model, events]);
+  const last = useRef<{ model: CanvasModel; events: CanvasEvents; nodes: Node[] } | null>(null);
+  const kept = last.current;
+  if (kept !== null && kept.events === events && sameNodes(kept.model, model)) return kept.nodes;
+  const nodes = reuseNodes(flowNodes(model, events), cache.current);
+  last.current = { model, events, nodes };
+  return nodes;
+}
+
+export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
+  const initial = useFlowNodes(model, events);
   const edges = useMemo(() => flowEdges(model.graph, events), [model.graph, events]);
   const [nodes, setNodes] = useState<Node[]>(initial);
   // new nodes from the model replace the drawn ones in this render, not in an effect after it: an
