@@ -57,6 +57,7 @@ describe("sameModel (a render that would draw the same is skipped)", () => {
     minimap: { wanted: false, shown: false, corner: "bottom-right" },
     note: null,
     renaming: null,
+    bindings: true,
   });
 
   it("takes a new selection with the same ids and a new minimap record with the same values as the same", () => {
@@ -71,12 +72,13 @@ describe("sameModel (a render that would draw the same is skipped)", () => {
     expect(sameModel(a, { ...a, selection: new Set(["a", "c"]) })).toBe(false);
     expect(sameModel(a, { ...a, minimap: { ...a.minimap, shown: true } })).toBe(false);
     expect(sameModel(a, { ...a, note: "refused" })).toBe(false);
+    expect(sameModel(a, { ...a, bindings: false })).toBe(false);
     expect(sameModel(a, { ...a, positions: new Map() })).toBe(false);
   });
 
   it("draws the same nodes when only the overview or the note changed (a pan's end rebuilds no node)", () => {
     const a = base();
-    expect(sameNodes(a, { ...a, minimap: { wanted: true, shown: true, corner: "top-left" }, note: "refused" })).toBe(
+    expect(sameNodes(a, { ...a, minimap: { wanted: true, shown: true, corner: "top-left" }, bindings: false })).toBe(
       true,
     );
     expect(sameNodes(a, { ...a, selection: new Set(["a"]) })).toBe(false);

@@ -56,6 +56,8 @@ export interface CanvasModel {
   note: string | null;
   /** The node being renamed in place, or null. */
   renaming: string | null;
+  /** Whether the bindings are drawn: not in a far overview, where 1,000 hidden edges still cost each frame. */
+  bindings: boolean;
 }
 
 export interface CanvasEvents {
@@ -76,6 +78,8 @@ export interface CanvasEvents {
   ready(instance: ReactFlowInstance): void;
   /** The view was panned or zoomed (`byUser`: by the user, not by Fit). */
   viewportMoved(byUser: boolean): void;
+  /** The zoom while the view moves (every frame of a pan or zoom: kept cheap). */
+  zoomed(zoom: number): void;
   /** A click on the overview: centre the view on that point of the drawing. */
   centerAt(at: Point): void;
 }
@@ -217,24 +221,31 @@ function DispatchNodeView({ data, selected }: NodeProps<Node<DispatchData>>): JS
       title={tooltip}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-ftitle">
-        {data.renaming ? <RenameBox id={id} name={id.split("/").pop()!} events={data.events} /> : data.title}
-      </div>
-      {params.length > 0 ? (
-        <div className="gl-fports">
-          {params.map((p) => (
-            <div
-              key={p.name}
-              className={`gl-fport ${kindClass(p.kind)}${bindings[p.name] ? " gl-bound" : ""}${guessed.includes(p.name) ? " gl-guessed" : ""}`}
-              data-port={`${id}.${p.name}`}
-              title={`${p.name}: ${p.label}${bindings[p.name] ? ` \u2190 ${bindings[p.name]}` : " (unbound: drag a buffer here)"}`}
-            >
-              <Handle type="target" position={Position.Top} id={p.name} className={`gl-handle ${kindClass(p.kind)}`} />
-              {p.name}
-            </div>
-          ))}
+      <div className="gl-fbody">
+        <div className="gl-ftitle">
+          {data.renaming ? <RenameBox id={id} name={id.split("/").pop()!} events={data.events} /> : data.title}
         </div>
-      ) : null}
+        {params.length > 0 ? (
+          <div className="gl-fports">
+            {params.map((p) => (
+              <div
+                key={p.name}
+                className={`gl-fport ${kindClass(p.kind)}${bindings[p.name] ? " gl-bound" : ""}${guessed.includes(p.name) ? " gl-guessed" : ""}`}
+                data-port={`${id}.${p.name}`}
+                title={`${p.name}: ${p.label}${bindings[p.name] ? ` \u2190 ${bindings[p.name]}` : " (unbound: drag a buffer here)"}`}
+              >
+                <Handle
+                  type="target"
+                  position={Position.Top}
+                  id={p.name}
+                  className={`gl-handle ${kindClass(p.kind)}`}
+                />
+                {p.name}
+              </div>
+            ))}
+          </div>
+        ) : null}
+      </div>
       <BadgeMark badge={data.badge} />
       <DebugOverlay id={id} marks={marks} events={data.events} />
     </div>
@@ -249,17 +260,19 @@ function ArgNodeView({ data, selected }: NodeProps<Node<ArgData>>): JSX.Element 
       title={`${data.name}: ${data.label}`}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-ftitle">
-        {data.renaming ? <RenameBox id={data.id} name={data.name} events={data.events} /> : data.name}
+      <div className="gl-fbody">
+        <div className="gl-ftitle">
+          {data.renaming ? <RenameBox id={data.id} name={data.name} events={data.events} /> : data.name}
+        </div>
+        <div className="gl-ftype">{data.type}</div>
+        <Handle
+          type="source"
+          position={Position.Bottom}
+          id="out"
+          className={`gl-handle ${data.kindClass}`}
+          data-port={`${data.id}.out`}
+        />
       </div>
-      <div className="gl-ftype">{data.type}</div>
-      <Handle
-        type="source"
-        position={Position.Bottom}
-        id="out"
-        className={`gl-handle ${data.kindClass}`}
-        data-port={`${data.id}.out`}
-      />
       <BadgeMark badge={data.badge} />
     </div>
   );
@@ -273,7 +286,7 @@ function GroupNodeView({ data, selected }: NodeProps<Node<GroupData>>): JSX.Elem
       data-node-id={data.id}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-fgroup-title">
+      <div className="gl-fgroup-title gl-fbody">
         {data.renaming ? <RenameBox id={data.id} name={data.id.split("/").pop()!} events={data.events} /> : data.title}
       </div>
       <BadgeMark badge={data.badge} />
@@ -349,10 +362,11 @@ export function sameNodes(a: CanvasModel, b: CanvasModel): boolean {
   );
 }
 
-/** Whether two canvas models draw the same: the same nodes, overview and note. */
+/** Whether two canvas models draw the same: the same nodes, bindings, overview and note. */
 export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
   return (
     sameNodes(a, b) &&
+    a.bindings === b.bindings &&
     a.note === b.note &&
     a.minimap.wanted === b.minimap.wanted &&
     a.minimap.shown === b.minimap.shown &&
@@ -510,6 +524,8 @@ export function flowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
   return nodes;
 }
 
+const NO_EDGES: Edge[] = [];
+
 /** One edge per bound parameter: from the arg's node to the dispatch's port. */
 export function flowEdges(graph: GraphView, events: CanvasEvents): Edge[] {
   const edges: Edge[] = [];
@@ -555,7 +571,10 @@ function useFlowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
 
 export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
   const initial = useFlowNodes(model, events);
-  const edges = useMemo(() => flowEdges(model.graph, events), [model.graph, events]);
+  const edges = useMemo(
+    () => (model.bindings ? flowEdges(model.graph, events) : NO_EDGES),
+    [model.graph, model.bindings, events],
+  );
   const [nodes, setNodes] = useState<Node[]>(initial);
   // new nodes from the model replace the drawn ones in this render, not in an effect after it: an
   // effect would commit the old nodes first and draw the edit one whole React Flow pass later
@@ -665,6 +684,7 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
         onConnect={onConnect}
         onConnectEnd={onConnectEnd}
         onInit={(instance) => events.ready(instance as unknown as ReactFlowInstance)}
+        onMove={(_e, viewport) => events.zoomed(viewport.zoom)}
         onMoveEnd={(e) => events.viewportMoved(e !== null)}
         minZoom={0.02}
         maxZoom={4}

@@ -15,6 +15,7 @@ import { h } from "../logic/dom";
 import { type DebugMarks, NO_MARKS } from "./graphView";
 import { legend } from "./legend";
 import type { EditOp, GraphView } from "../wire/protocol";
+import { type Detail, detailNote, nextDetail } from "./detail";
 import { LARGE_GRAPH } from "./elkGraph";
 import { elkLayout } from "./elkWorker";
 import { type CanvasEvents, type CanvasModel, FlowView, sameModel } from "./FlowView";
@@ -70,6 +71,11 @@ export class FlowCanvas {
   private readonly pendingStatus: HTMLDivElement;
   private readonly menu: HTMLDivElement;
   private readonly tools: HTMLDivElement;
+  /** Says what a zoomed-out drawing leaves out (`detail.ts`). */
+  private readonly detailStatus: HTMLSpanElement;
+  private detail: Detail = "full";
+  /** The bindings are taken out of the drawing in the far overview, when a move ends there. */
+  private bindingsDrawn = true;
   private readonly root: Root;
   private instance: ReactFlowInstance | null = null;
   private graph: GraphView | null = null;
@@ -136,6 +142,10 @@ export class FlowCanvas {
       button("Fit", "Show the whole graph", "fit", () => this.fit()),
       button("Map", "Show or hide the overview", "minimap", () => this.toggleMinimap()),
     );
+    this.detailStatus = h("span", { class: "gl-detail-note", role: "status" });
+    this.detailStatus.hidden = true;
+    this.tools.append(this.detailStatus);
+    this.el.dataset.detail = this.detail;
     const key = legend();
     this.el.append(this.host, this.empty, this.pendingStatus, this.tools, key, this.menu);
     this.events = this.makeEvents();
@@ -401,6 +411,7 @@ export class FlowCanvas {
       },
       note: this.note,
       renaming: this.renaming,
+      bindings: this.bindingsDrawn,
     };
   }
 
@@ -534,12 +545,29 @@ export class FlowCanvas {
         this.following = false;
         void this.instance.setCenter(at.x, at.y, { zoom: this.instance.getZoom() });
       },
+      zoomed: (zoom) => this.setDetail(nextDetail(this.detail, zoom, true)),
       viewportMoved: (byUser) => {
+        if (this.instance) this.setDetail(nextDetail(this.detail, this.instance.getZoom(), false));
+        // hidden edges still cost React Flow a selector each per frame: out of the far overview at rest
+        this.bindingsDrawn = this.detail !== "overview";
         if (byUser) this.following = this.whole = false;
         this.placeMinimap();
         this.render();
       },
     };
+  }
+
+  /**
+   * Zoomed out, the drawing leaves labels (and, further out, bindings) to CSS rules on `data-detail`:
+   * one attribute on the canvas, no React render, so crossing a level costs one style pass.
+   */
+  private setDetail(detail: Detail): void {
+    if (detail === this.detail) return;
+    this.detail = detail;
+    this.el.dataset.detail = detail;
+    const note = detailNote(detail);
+    this.detailStatus.textContent = note ?? "";
+    this.detailStatus.hidden = note === null;
   }
 
   private setNote(note: string | null): void {
