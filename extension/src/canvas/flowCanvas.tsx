@@ -185,10 +185,11 @@ export class FlowCanvas {
       this.laidOut = true;
       const sizes = this.sizes;
       elkLayout(graph, sizes)
-        .then(({ positions, ms }) => {
+        .then(({ positions, ms, startMs }) => {
           if (this.disposed) return;
           this.elkMs = ms;
           this.el.dataset.elkMs = ms.toFixed(1);
+          this.el.dataset.elkStartMs = startMs.toFixed(1);
           for (const [id, p] of positions) if (!(id in (this.graph?.layout ?? {}))) this.known.set(id, p);
           this.fitted = false;
           this.relayout();
