@@ -282,3 +282,18 @@ def _on_screen(locator: Locator, area: dict[str, float]) -> bool:
         and area["x"] <= b["x"] < area["x"] + area["width"]
         and area["y"] <= b["y"] < area["y"] + area["height"]
     )
+
+
+def test_elks_worker_starts_once_a_page_and_is_timed_apart_from_the_layouts(lab, page, artifacts):
+    """The worker's start (parsing ELK, a warm-up) is paid by the page's first layout only, and is not
+    counted in any layout's time: a second editor on the page lays out on the running worker."""
+    nb, w = open_editor(page, artifacts, lab, TALL_EDITOR, "s23")
+    laid_out = re.compile(r"^\d+\.\d$")
+    expect(w.locator(".gl-flow-canvas")).to_have_attribute("data-elk-ms", laid_out, timeout=30_000)
+    nb.run_code(SMALL_EDITOR)
+    canvases = page.locator(".gl-editor .gl-flow-canvas")
+    expect(canvases).to_have_count(2)
+    expect(canvases.nth(1)).to_have_attribute("data-elk-ms", laid_out, timeout=30_000)
+    first, second = (float(canvases.nth(k).get_attribute("data-elk-start-ms") or "nan") for k in range(2))
+    assert first > 0, f"the page's first layout should have waited for the worker to start, waited {first} ms"
+    assert second == 0, f"the second editor's layout waited {second} ms for a worker already running"

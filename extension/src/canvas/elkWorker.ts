@@ -2,7 +2,7 @@
  * ELK in a web worker, off the main thread. anywidget loads one file, so the worker's script is
  * bundled into widget.js as text (build.mjs's `elk-worker-source` module) and started from a Blob URL.
  *
- * The worker is started once per page and warmed with a two-node layout: starting it (parsing and
+ * The worker is started once a page (for every editor in it) and warmed with a two-node layout: starting it (parsing and
  * compiling ELK's 1.5 MB of script) is a one-off cost of the page, timed apart from the layouts, so a
  * graph's layout time is ELK's work on that graph.
  */
@@ -16,7 +16,15 @@ import type { Point, Size } from "./geometry";
 
 type Elk = InstanceType<typeof ELK>;
 
-let started: Promise<{ elk: Elk; ms: number }> | null = null;
+type Started = Promise<{ elk: Elk; ms: number }>;
+type PageWorker = { started: Started; ready: boolean };
+
+/**
+ * Where the page keeps its worker: anywidget imports the bundle anew for each widget, so a
+ * module-level variable would start one worker (and parse ELK again) per editor on the page.
+ */
+const PAGE_KEY = Symbol.for("graphlab.elk-worker");
+const page = globalThis as typeof globalThis & { [PAGE_KEY]?: PageWorker };
 
 const WARM_UP = {
   id: "warm-up",
@@ -28,15 +36,20 @@ const WARM_UP = {
   edges: [{ id: "a-b", sources: ["a"], targets: ["b"] }],
 };
 
-/** The page's ELK worker, started (and warmed) on first use; `ms`: how long starting it took. */
-export function elkWorker(): Promise<{ elk: Elk; ms: number }> {
-  if (started === null) {
+/** The page's ELK worker, started (and warmed) on first use; `ms`: how long starting it took; `ready`: it has. */
+export function elkWorker(): PageWorker {
+  let worker = page[PAGE_KEY];
+  if (worker === undefined) {
     const begin = performance.now();
     const url = URL.createObjectURL(new Blob([workerSource], { type: "text/javascript" }));
     const elk = new ELK({ workerFactory: () => new Worker(url) });
-    started = elk.layout(WARM_UP).then(() => ({ elk, ms: performance.now() - begin }));
+    const started = elk.layout(WARM_UP).then(() => {
+      worker!.ready = true;
+      return { elk, ms: performance.now() - begin };
+    });
+    worker = page[PAGE_KEY] = { started, ready: false };
   }
-  return started;
+  return worker;
 }
 
 /**
@@ -47,9 +60,10 @@ export async function elkLayout(
   graph: GraphView,
   sizes: ReadonlyMap<string, Size>,
 ): Promise<{ positions: Map<string, Point>; ms: number; startMs: number }> {
-  const waited = performance.now();
-  const { elk, ms: startup } = await elkWorker();
-  const startMs = Math.min(startup, performance.now() - waited);
+  const worker = elkWorker();
+  const waited = worker.ready ? null : performance.now();
+  const { elk, ms: startup } = await worker.started;
+  const startMs = waited === null ? 0 : Math.min(startup, performance.now() - waited);
   const start = performance.now();
   const result = await elk.layout(elkGraph(graph, sizes));
   return { positions: elkPositions(result), ms: performance.now() - start, startMs };
