@@ -8,6 +8,8 @@
 
 import { type ReactFlowInstance, ReactFlowProvider } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
+import type { JSX } from "react";
+import { flushSync } from "react-dom";
 import { type Root, createRoot } from "react-dom/client";
 
 import type { Badge } from "../logic/diagnostics";
@@ -105,6 +107,8 @@ export class FlowCanvas {
   private whole = false;
   private disposed = false;
   private contentQueued = false;
+  /** Inside `drawNow`: the drawing to hand React at its end (null: none yet); undefined outside it. */
+  private held: JSX.Element | null | undefined = undefined;
   /** The model last handed to React (a render of an equal one is skipped). */
   private drawnModel: CanvasModel | null = null;
   private elkMs: number | null = null;
@@ -422,11 +426,29 @@ export class FlowCanvas {
     // a pan or zoom ends with a call here: redrawing 500 unchanged nodes cost ~100 ms and dropped frames
     if (this.drawnModel !== null && sameModel(this.drawnModel, model)) return;
     this.drawnModel = model;
-    this.root.render(
+    const drawing = (
       <ReactFlowProvider>
         <FlowView model={model} events={this.events} />
-      </ReactFlowProvider>,
+      </ReactFlowProvider>
     );
+    if (this.held !== undefined) this.held = drawing;
+    else this.root.render(drawing);
+  }
+
+  /**
+   * Draw what `change` does to the canvas in one React pass, now: an edit that arrives from the kernel
+   * is then in the frame its message arrived in. Left to React's scheduler, the pass ran a task later,
+   * and the browser painted the panels' update first: the new node came a frame (~12 ms) late.
+   */
+  drawNow(change: () => void): void {
+    this.held = null;
+    try {
+      change();
+    } finally {
+      const drawing = this.held;
+      this.held = undefined;
+      if (drawing !== null && !this.disposed) flushSync(() => this.root.render(drawing));
+    }
   }
 
   /**
