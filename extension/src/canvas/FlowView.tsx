@@ -299,7 +299,7 @@ function PendingNode({ data }: NodeProps<Node<PendingData>>): JSX.Element {
   return <div className="gl-pending-node">{data.text}</div>;
 }
 
-// memoised: with `reuseNodes` an unchanged node keeps its data object, so an edit redraws only what changed
+// memoised: with `reuseUnchanged` an unchanged node keeps its data object, so an edit redraws only what changed
 const DispatchNode = memo(DispatchNodeView);
 const ArgNode = memo(ArgNodeView);
 const GroupNode = memo(GroupNodeView);
@@ -318,8 +318,8 @@ function marksKey(id: string, marks: DebugMarks): string {
   ]);
 }
 
-/** A node's content as a string (the marks it draws, not the events it calls back). */
-export function nodeKey(node: Node): string {
+/** A node's or edge's content as a string (the marks it draws, not the events it calls back). */
+export function nodeKey(node: { id: string }): string {
   return JSON.stringify(node, (key: string, value: unknown) => {
     if (key === "events") return undefined;
     if (key === "marks") return marksKey(node.id, value as DebugMarks);
@@ -328,11 +328,11 @@ export function nodeKey(node: Node): string {
 }
 
 /**
- * The nodes of `fresh`, each replaced by the one of the last drawing when its content is the same,
- * so React Flow and the memoised node components skip it (an edit on mpm88 redraws a few nodes, not
- * all of them). `cache` maps id -> [key, node] and is updated in place.
+ * The nodes (or edges) of `fresh`, each replaced by the one of the last drawing when its content is
+ * the same, so React Flow and the memoised components skip it (an edit on mpm88 redraws a few nodes
+ * and edges, not all of them). `cache` maps id -> [key, item] and is updated in place.
  */
-export function reuseNodes(fresh: Node[], cache: Map<string, [string, Node]>): Node[] {
+export function reuseUnchanged<T extends { id: string }>(fresh: T[], cache: Map<string, [string, T]>): T[] {
   const seen = new Set<string>();
   const out = fresh.map((node) => {
     seen.add(node.id);
@@ -564,15 +564,17 @@ function useFlowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
   const last = useRef<{ model: CanvasModel; events: CanvasEvents; nodes: Node[] } | null>(null);
   const kept = last.current;
   if (kept !== null && kept.events === events && sameNodes(kept.model, model)) return kept.nodes;
-  const nodes = reuseNodes(flowNodes(model, events), cache.current);
+  const nodes = reuseUnchanged(flowNodes(model, events), cache.current);
   last.current = { model, events, nodes };
   return nodes;
 }
 
 export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
   const initial = useFlowNodes(model, events);
+  const edgeCache = useRef(new Map<string, [string, Edge]>());
+  // an edit's new graph makes every edge anew: the unchanged ones keep their objects, so only the edit's redraw
   const edges = useMemo(
-    () => (model.bindings ? flowEdges(model.graph, events) : NO_EDGES),
+    () => (model.bindings ? reuseUnchanged(flowEdges(model.graph, events), edgeCache.current) : NO_EDGES),
     [model.graph, model.bindings, events],
   );
   const [nodes, setNodes] = useState<Node[]>(initial);
