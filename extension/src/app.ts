@@ -357,8 +357,11 @@ export class EditorApp implements Actions {
     if (graph !== this.lastGraph) {
       this.lastGraph = graph;
       try {
-        this.canvas.setGraph(graph);
-        this.decorate(state, true);
+        // the edit, its selection and marks in one React pass now, not in a frame after the panels'
+        this.canvas.drawNow(() => {
+          this.canvas.setGraph(graph);
+          this.decorate(state, true);
+        });
       } catch (err: unknown) {
         this.localError = `could not draw the graph: ${errorText(err)}`;
         this.showError();

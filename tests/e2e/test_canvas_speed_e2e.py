@@ -80,3 +80,60 @@ def test_an_edit_is_drawn_without_forcing_the_page_layout_first(lab, page, artif
         expect(w.locator(".gl-fdispatch")).to_have_count(5 + attempt)
         page.wait_for_timeout(300)  # the widget's height follows the drawing after the frame
     assert reads == [], "the widget read the layout before drawing the edit:\n" + "\n".join(reads)
+
+
+#: Count the frames between the kernel's message with the edited graph (the largest message of the edit)
+#: and the new node in the page. Installed before the page loads: JupyterLab opens its sockets as it starts.
+_FRAMES_AFTER_UPDATE = """(() => {
+  const seen = window.__glUpdate = {frames: null};
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (e) => {
+        const size = e.data.byteLength ?? e.data.length ?? 0;
+        if (size > 4000) seen.frames = 0;  // the graph trait of mpm88 is ~12 kB; status messages ~0.6 kB
+      });
+    }
+  };
+  const tick = () => { if (seen.frames !== null) seen.frames++; requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+})()"""
+
+#: Click the palette's first kernel; resolve with the frames drawn between the update's arrival and the new node.
+_ADD_FRAMES = """() => new Promise((resolve, reject) => {
+  const w = document.querySelector('.gl-editor');
+  const before = w.querySelectorAll('.gl-fdispatch').length;
+  window.__glUpdate.frames = null;
+  const timer = setTimeout(() => { observer.disconnect(); reject(new Error('no new node in 30 s')); }, 30000);
+  const observer = new MutationObserver(() => {
+    if (w.querySelectorAll('.gl-fdispatch').length <= before) return;
+    observer.disconnect();
+    clearTimeout(timer);
+    resolve(window.__glUpdate.frames);
+  });
+  observer.observe(w, {subtree: true, childList: true});
+  w.querySelector('.gl-kernel-item').click();
+})"""
+
+
+def test_an_edit_is_drawn_in_the_frame_its_update_arrives_in(lab, page, artifacts):
+    """The edited graph is drawn while the kernel's message is handled, not in a task React schedules
+    after it: in between, the browser painted the panels' half of the update and the node came a frame
+    late (~12 ms of the edit's ~50, bench/canvas_latency.py)."""
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.add_init_script(_FRAMES_AFTER_UPDATE)
+    nb = Notebook(page, artifacts)
+    nb.open(lab.notebook_url("quickstart.ipynb"))
+    nb.run_code(MPM88_EDITOR)
+    w = nb.widget()
+    p2g = w.locator("[data-node-id='substep/substep_p2g']")
+    expect(p2g).to_have_count(1)
+    w.scroll_into_view_if_needed()
+    p2g.click()
+    frames = []
+    for attempt in range(5):
+        frames.append(page.evaluate(_ADD_FRAMES))
+        expect(w.locator(".gl-fdispatch")).to_have_count(5 + attempt)
+    assert None not in frames, f"no message of the graph's size came before the node was drawn: {frames}"
+    assert frames == [0] * len(frames), f"frames drawn between the update's arrival and the new node: {frames}"

@@ -6,6 +6,8 @@ name when nodes are grouped. Screenshots go to test-artifacts/e2e/.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from nbpage import Notebook
 from playwright.sync_api import Locator, Page, expect
@@ -225,3 +227,73 @@ def test_grouping_asks_for_the_sequence_name(lab, page, artifacts):
     expect(form).to_be_hidden()
     nb.shot("canvas-tools-04-grouped", w)
     assert python_value(nb, "[n.name for n in small.body]") == ["warmup"]
+
+
+#: 150 dispatches in one column, each bound to `x`: at Fit a node is a few pixels tall.
+LONG_EDITOR = (
+    KERNELS
+    + """
+long = gl.Graph("long")
+x = long.ndarray("x", ti.f32, ndim=1, shape="n", role="state")
+for k in range(150):
+    long.dispatch(step, x, name=f"s{k}")
+ed3 = gl.editor(long, kernels={"step": step})
+ed3
+"""
+)
+
+
+def test_zoomed_out_the_canvas_draws_boxes_and_says_so_and_zoomed_in_draws_everything(lab, page, artifacts):
+    """Zoomed out, labels and then bindings are left out (painting them dropped frames while panning
+    500 nodes); the boxes stay where they are and still take a click; zoomed in, everything is back."""
+    nb, w = open_editor(page, artifacts, lab, LONG_EDITOR, "s149")
+    canvas = w.locator(".gl-flow-canvas")
+    w.locator("[data-canvas=fit]").click()
+    expect(canvas).to_have_attribute("data-detail", "overview")
+    expect(w.locator(".react-flow__edge")).to_have_count(0)
+    expect(w.locator(".gl-detail-note")).to_contain_text("bindings")
+    expect(w.locator("[data-node-id='s0'] .gl-ftitle")).to_be_hidden()
+    expect(w.locator(".gl-fdispatch[data-node-id]")).to_have_count(150)
+    nb.shot("canvas-overview", w)
+
+    w.locator("[data-node-id='s75']").click()
+    expect(w.locator("[data-node-id='s75']")).to_have_class(re.compile(r"\bgl-selected\b"))
+
+    pane = box(w.locator(".react-flow__pane"))
+    at = box(w.locator("[data-node-id='s75']"))  # panned clear of the side panel that the click opened
+    page.mouse.move(at["x"] + at["width"] / 2, at["y"] + at["height"] / 2)
+    for _ in range(16):  # each wheel step zooms by about 1.18 around the pointer: from Fit past 30%
+        page.mouse.wheel(0, -120)
+        page.wait_for_timeout(20)
+    expect(canvas).to_have_attribute("data-detail", "full")
+    expect(w.locator(".gl-detail-note")).to_be_hidden()
+    expect(w.locator(".react-flow__edge")).to_have_count(150)
+    zoom = w.evaluate("(w) => w.querySelector('.react-flow__viewport').style.transform")
+    titles = w.locator(".gl-fdispatch .gl-ftitle")
+    nb.shot("canvas-zoomed-in", w)
+    shown = [t for t in titles.all() if t.is_visible() and _on_screen(t, pane)]
+    assert shown, f"no dispatch title is drawn in view at {zoom}"
+
+
+def _on_screen(locator: Locator, area: dict[str, float]) -> bool:
+    b = locator.bounding_box()
+    return (
+        b is not None
+        and area["x"] <= b["x"] < area["x"] + area["width"]
+        and area["y"] <= b["y"] < area["y"] + area["height"]
+    )
+
+
+def test_elks_worker_starts_once_a_page_and_is_timed_apart_from_the_layouts(lab, page, artifacts):
+    """The worker's start (parsing ELK, a warm-up) is paid by the page's first layout only, and is not
+    counted in any layout's time: a second editor on the page lays out on the running worker."""
+    nb, w = open_editor(page, artifacts, lab, TALL_EDITOR, "s23")
+    laid_out = re.compile(r"^\d+\.\d$")
+    expect(w.locator(".gl-flow-canvas")).to_have_attribute("data-elk-ms", laid_out, timeout=30_000)
+    nb.run_code(SMALL_EDITOR)
+    canvases = page.locator(".gl-editor .gl-flow-canvas")
+    expect(canvases).to_have_count(2)
+    expect(canvases.nth(1)).to_have_attribute("data-elk-ms", laid_out, timeout=30_000)
+    first, second = (float(canvases.nth(k).get_attribute("data-elk-start-ms") or "nan") for k in range(2))
+    assert first > 0, f"the page's first layout should have waited for the worker to start, waited {first} ms"
+    assert second == 0, f"the second editor's layout waited {second} ms for a worker already running"

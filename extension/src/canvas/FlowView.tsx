@@ -56,6 +56,8 @@ export interface CanvasModel {
   note: string | null;
   /** The node being renamed in place, or null. */
   renaming: string | null;
+  /** Whether the bindings are drawn: not in a far overview, where 1,000 hidden edges still cost each frame. */
+  bindings: boolean;
 }
 
 export interface CanvasEvents {
@@ -76,6 +78,8 @@ export interface CanvasEvents {
   ready(instance: ReactFlowInstance): void;
   /** The view was panned or zoomed (`byUser`: by the user, not by Fit). */
   viewportMoved(byUser: boolean): void;
+  /** The zoom while the view moves (every frame of a pan or zoom: kept cheap). */
+  zoomed(zoom: number): void;
   /** A click on the overview: centre the view on that point of the drawing. */
   centerAt(at: Point): void;
 }
@@ -217,24 +221,31 @@ function DispatchNodeView({ data, selected }: NodeProps<Node<DispatchData>>): JS
       title={tooltip}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-ftitle">
-        {data.renaming ? <RenameBox id={id} name={id.split("/").pop()!} events={data.events} /> : data.title}
-      </div>
-      {params.length > 0 ? (
-        <div className="gl-fports">
-          {params.map((p) => (
-            <div
-              key={p.name}
-              className={`gl-fport ${kindClass(p.kind)}${bindings[p.name] ? " gl-bound" : ""}${guessed.includes(p.name) ? " gl-guessed" : ""}`}
-              data-port={`${id}.${p.name}`}
-              title={`${p.name}: ${p.label}${bindings[p.name] ? ` \u2190 ${bindings[p.name]}` : " (unbound: drag a buffer here)"}`}
-            >
-              <Handle type="target" position={Position.Top} id={p.name} className={`gl-handle ${kindClass(p.kind)}`} />
-              {p.name}
-            </div>
-          ))}
+      <div className="gl-fbody">
+        <div className="gl-ftitle">
+          {data.renaming ? <RenameBox id={id} name={id.split("/").pop()!} events={data.events} /> : data.title}
         </div>
-      ) : null}
+        {params.length > 0 ? (
+          <div className="gl-fports">
+            {params.map((p) => (
+              <div
+                key={p.name}
+                className={`gl-fport ${kindClass(p.kind)}${bindings[p.name] ? " gl-bound" : ""}${guessed.includes(p.name) ? " gl-guessed" : ""}`}
+                data-port={`${id}.${p.name}`}
+                title={`${p.name}: ${p.label}${bindings[p.name] ? ` \u2190 ${bindings[p.name]}` : " (unbound: drag a buffer here)"}`}
+              >
+                <Handle
+                  type="target"
+                  position={Position.Top}
+                  id={p.name}
+                  className={`gl-handle ${kindClass(p.kind)}`}
+                />
+                {p.name}
+              </div>
+            ))}
+          </div>
+        ) : null}
+      </div>
       <BadgeMark badge={data.badge} />
       <DebugOverlay id={id} marks={marks} events={data.events} />
     </div>
@@ -249,17 +260,19 @@ function ArgNodeView({ data, selected }: NodeProps<Node<ArgData>>): JSX.Element 
       title={`${data.name}: ${data.label}`}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-ftitle">
-        {data.renaming ? <RenameBox id={data.id} name={data.name} events={data.events} /> : data.name}
+      <div className="gl-fbody">
+        <div className="gl-ftitle">
+          {data.renaming ? <RenameBox id={data.id} name={data.name} events={data.events} /> : data.name}
+        </div>
+        <div className="gl-ftype">{data.type}</div>
+        <Handle
+          type="source"
+          position={Position.Bottom}
+          id="out"
+          className={`gl-handle ${data.kindClass}`}
+          data-port={`${data.id}.out`}
+        />
       </div>
-      <div className="gl-ftype">{data.type}</div>
-      <Handle
-        type="source"
-        position={Position.Bottom}
-        id="out"
-        className={`gl-handle ${data.kindClass}`}
-        data-port={`${data.id}.out`}
-      />
       <BadgeMark badge={data.badge} />
     </div>
   );
@@ -273,7 +286,7 @@ function GroupNodeView({ data, selected }: NodeProps<Node<GroupData>>): JSX.Elem
       data-node-id={data.id}
       style={{ width: data.width, height: data.height }}
     >
-      <div className="gl-fgroup-title">
+      <div className="gl-fgroup-title gl-fbody">
         {data.renaming ? <RenameBox id={data.id} name={data.id.split("/").pop()!} events={data.events} /> : data.title}
       </div>
       <BadgeMark badge={data.badge} />
@@ -286,7 +299,7 @@ function PendingNode({ data }: NodeProps<Node<PendingData>>): JSX.Element {
   return <div className="gl-pending-node">{data.text}</div>;
 }
 
-// memoised: with `reuseNodes` an unchanged node keeps its data object, so an edit redraws only what changed
+// memoised: with `reuseUnchanged` an unchanged node keeps its data object, so an edit redraws only what changed
 const DispatchNode = memo(DispatchNodeView);
 const ArgNode = memo(ArgNodeView);
 const GroupNode = memo(GroupNodeView);
@@ -305,8 +318,8 @@ function marksKey(id: string, marks: DebugMarks): string {
   ]);
 }
 
-/** A node's content as a string (the marks it draws, not the events it calls back). */
-export function nodeKey(node: Node): string {
+/** A node's or edge's content as a string (the marks it draws, not the events it calls back). */
+export function nodeKey(node: { id: string }): string {
   return JSON.stringify(node, (key: string, value: unknown) => {
     if (key === "events") return undefined;
     if (key === "marks") return marksKey(node.id, value as DebugMarks);
@@ -315,11 +328,11 @@ export function nodeKey(node: Node): string {
 }
 
 /**
- * The nodes of `fresh`, each replaced by the one of the last drawing when its content is the same,
- * so React Flow and the memoised node components skip it (an edit on mpm88 redraws a few nodes, not
- * all of them). `cache` maps id -> [key, node] and is updated in place.
+ * The nodes (or edges) of `fresh`, each replaced by the one of the last drawing when its content is
+ * the same, so React Flow and the memoised components skip it (an edit on mpm88 redraws a few nodes
+ * and edges, not all of them). `cache` maps id -> [key, item] and is updated in place.
  */
-export function reuseNodes(fresh: Node[], cache: Map<string, [string, Node]>): Node[] {
+export function reuseUnchanged<T extends { id: string }>(fresh: T[], cache: Map<string, [string, T]>): T[] {
   const seen = new Set<string>();
   const out = fresh.map((node) => {
     seen.add(node.id);
@@ -333,8 +346,8 @@ export function reuseNodes(fresh: Node[], cache: Map<string, [string, Node]>): N
   return out;
 }
 
-/** Whether two canvas models draw the same: the same objects, and selections with the same ids. */
-export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
+/** Whether two canvas models draw the same nodes: the same objects, and selections with the same ids. */
+export function sameNodes(a: CanvasModel, b: CanvasModel): boolean {
   return (
     a.graph === b.graph &&
     a.positions === b.positions &&
@@ -343,13 +356,21 @@ export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
     a.badges === b.badges &&
     a.marks === b.marks &&
     a.pending === b.pending &&
-    a.note === b.note &&
     a.renaming === b.renaming &&
-    a.minimap.wanted === b.minimap.wanted &&
-    a.minimap.shown === b.minimap.shown &&
-    a.minimap.corner === b.minimap.corner &&
     a.selection.size === b.selection.size &&
     [...a.selection].every((id) => b.selection.has(id))
+  );
+}
+
+/** Whether two canvas models draw the same: the same nodes, bindings, overview and note. */
+export function sameModel(a: CanvasModel, b: CanvasModel): boolean {
+  return (
+    sameNodes(a, b) &&
+    a.bindings === b.bindings &&
+    a.note === b.note &&
+    a.minimap.wanted === b.minimap.wanted &&
+    a.minimap.shown === b.minimap.shown &&
+    a.minimap.corner === b.minimap.corner
   );
 }
 
@@ -503,6 +524,8 @@ export function flowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
   return nodes;
 }
 
+const NO_EDGES: Edge[] = [];
+
 /** One edge per bound parameter: from the arg's node to the dispatch's port. */
 export function flowEdges(graph: GraphView, events: CanvasEvents): Edge[] {
   const edges: Edge[] = [];
@@ -531,10 +554,29 @@ export function flowEdges(graph: GraphView, events: CanvasEvents): Edge[] {
   return edges;
 }
 
-export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
+/**
+ * The nodes to draw, the same array while the model draws the same nodes: a pan or zoom that shows or
+ * hides the overview changes the model, and rebuilding 500 nodes then (their keys, React Flow taking
+ * a new array in) was a ~50 ms task as the pan ended, a dropped frame.
+ */
+function useFlowNodes(model: CanvasModel, events: CanvasEvents): Node[] {
   const cache = useRef(new Map<string, [string, Node]>());
-  const initial = useMemo(() => reuseNodes(flowNodes(model, events), cache.current), [model, events]);
-  const edges = useMemo(() => flowEdges(model.graph, events), [model.graph, events]);
+  const last = useRef<{ model: CanvasModel; events: CanvasEvents; nodes: Node[] } | null>(null);
+  const kept = last.current;
+  if (kept !== null && kept.events === events && sameNodes(kept.model, model)) return kept.nodes;
+  const nodes = reuseUnchanged(flowNodes(model, events), cache.current);
+  last.current = { model, events, nodes };
+  return nodes;
+}
+
+export function FlowView({ model, events }: { model: CanvasModel; events: CanvasEvents }): JSX.Element {
+  const initial = useFlowNodes(model, events);
+  const edgeCache = useRef(new Map<string, [string, Edge]>());
+  // an edit's new graph makes every edge anew: the unchanged ones keep their objects, so only the edit's redraw
+  const edges = useMemo(
+    () => (model.bindings ? reuseUnchanged(flowEdges(model.graph, events), edgeCache.current) : NO_EDGES),
+    [model.graph, model.bindings, events],
+  );
   const [nodes, setNodes] = useState<Node[]>(initial);
   // new nodes from the model replace the drawn ones in this render, not in an effect after it: an
   // effect would commit the old nodes first and draw the edit one whole React Flow pass later
@@ -644,6 +686,7 @@ export function FlowView({ model, events }: { model: CanvasModel; events: Canvas
         onConnect={onConnect}
         onConnectEnd={onConnectEnd}
         onInit={(instance) => events.ready(instance as unknown as ReactFlowInstance)}
+        onMove={(_e, viewport) => events.zoomed(viewport.zoom)}
         onMoveEnd={(e) => events.viewportMoved(e !== null)}
         minZoom={0.02}
         maxZoom={4}

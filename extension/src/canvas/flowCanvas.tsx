@@ -8,6 +8,8 @@
 
 import { type ReactFlowInstance, ReactFlowProvider } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
+import type { JSX } from "react";
+import { flushSync } from "react-dom";
 import { type Root, createRoot } from "react-dom/client";
 
 import type { Badge } from "../logic/diagnostics";
@@ -15,6 +17,7 @@ import { h } from "../logic/dom";
 import { type DebugMarks, NO_MARKS } from "./graphView";
 import { legend } from "./legend";
 import type { EditOp, GraphView } from "../wire/protocol";
+import { type Detail, detailNote, nextDetail } from "./detail";
 import { LARGE_GRAPH } from "./elkGraph";
 import { elkLayout } from "./elkWorker";
 import { type CanvasEvents, type CanvasModel, FlowView, sameModel } from "./FlowView";
@@ -70,6 +73,11 @@ export class FlowCanvas {
   private readonly pendingStatus: HTMLDivElement;
   private readonly menu: HTMLDivElement;
   private readonly tools: HTMLDivElement;
+  /** Says what a zoomed-out drawing leaves out (`detail.ts`). */
+  private readonly detailStatus: HTMLSpanElement;
+  private detail: Detail = "full";
+  /** The bindings are taken out of the drawing in the far overview, when a move ends there. */
+  private bindingsDrawn = true;
   private readonly root: Root;
   private instance: ReactFlowInstance | null = null;
   private graph: GraphView | null = null;
@@ -99,6 +107,8 @@ export class FlowCanvas {
   private whole = false;
   private disposed = false;
   private contentQueued = false;
+  /** Inside `drawNow`: the drawing to hand React at its end (null: none yet); undefined outside it. */
+  private held: JSX.Element | null | undefined = undefined;
   /** The model last handed to React (a render of an equal one is skipped). */
   private drawnModel: CanvasModel | null = null;
   private elkMs: number | null = null;
@@ -136,6 +146,10 @@ export class FlowCanvas {
       button("Fit", "Show the whole graph", "fit", () => this.fit()),
       button("Map", "Show or hide the overview", "minimap", () => this.toggleMinimap()),
     );
+    this.detailStatus = h("span", { class: "gl-detail-note", role: "status" });
+    this.detailStatus.hidden = true;
+    this.tools.append(this.detailStatus);
+    this.el.dataset.detail = this.detail;
     const key = legend();
     this.el.append(this.host, this.empty, this.pendingStatus, this.tools, key, this.menu);
     this.events = this.makeEvents();
@@ -175,10 +189,11 @@ export class FlowCanvas {
       this.laidOut = true;
       const sizes = this.sizes;
       elkLayout(graph, sizes)
-        .then(({ positions, ms }) => {
+        .then(({ positions, ms, startMs }) => {
           if (this.disposed) return;
           this.elkMs = ms;
           this.el.dataset.elkMs = ms.toFixed(1);
+          this.el.dataset.elkStartMs = startMs.toFixed(1);
           for (const [id, p] of positions) if (!(id in (this.graph?.layout ?? {}))) this.known.set(id, p);
           this.fitted = false;
           this.relayout();
@@ -401,6 +416,7 @@ export class FlowCanvas {
       },
       note: this.note,
       renaming: this.renaming,
+      bindings: this.bindingsDrawn,
     };
   }
 
@@ -410,11 +426,29 @@ export class FlowCanvas {
     // a pan or zoom ends with a call here: redrawing 500 unchanged nodes cost ~100 ms and dropped frames
     if (this.drawnModel !== null && sameModel(this.drawnModel, model)) return;
     this.drawnModel = model;
-    this.root.render(
+    const drawing = (
       <ReactFlowProvider>
         <FlowView model={model} events={this.events} />
-      </ReactFlowProvider>,
+      </ReactFlowProvider>
     );
+    if (this.held !== undefined) this.held = drawing;
+    else this.root.render(drawing);
+  }
+
+  /**
+   * Draw what `change` does to the canvas in one React pass, now: an edit that arrives from the kernel
+   * is then in the frame its message arrived in. Left to React's scheduler, the pass ran a task later,
+   * and the browser painted the panels' update first: the new node came a frame (~12 ms) late.
+   */
+  drawNow(change: () => void): void {
+    this.held = null;
+    try {
+      change();
+    } finally {
+      const drawing = this.held;
+      this.held = undefined;
+      if (drawing !== null && !this.disposed) flushSync(() => this.root.render(drawing));
+    }
   }
 
   /**
@@ -534,12 +568,29 @@ export class FlowCanvas {
         this.following = false;
         void this.instance.setCenter(at.x, at.y, { zoom: this.instance.getZoom() });
       },
+      zoomed: (zoom) => this.setDetail(nextDetail(this.detail, zoom, true)),
       viewportMoved: (byUser) => {
+        if (this.instance) this.setDetail(nextDetail(this.detail, this.instance.getZoom(), false));
+        // hidden edges still cost React Flow a selector each per frame: out of the far overview at rest
+        this.bindingsDrawn = this.detail !== "overview";
         if (byUser) this.following = this.whole = false;
         this.placeMinimap();
         this.render();
       },
     };
+  }
+
+  /**
+   * Zoomed out, the drawing leaves labels (and, further out, bindings) to CSS rules on `data-detail`:
+   * one attribute on the canvas, no React render, so crossing a level costs one style pass.
+   */
+  private setDetail(detail: Detail): void {
+    if (detail === this.detail) return;
+    this.detail = detail;
+    this.el.dataset.detail = detail;
+    const note = detailNote(detail);
+    this.detailStatus.textContent = note ?? "";
+    this.detailStatus.hidden = note === null;
   }
 
   private setNote(note: string | null): void {
