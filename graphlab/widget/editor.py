@@ -651,6 +651,7 @@ def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     if bind is None:
         return f"new arg {arg.name}", editor.selected or None
     graph.rebind(bind["node"], bind["param"], arg.name)
+    graph.layout = graph.layout.accepted(bind["node"], bind["param"])  # bound by hand: no longer a guess
     return f"new arg {arg.name} for {bind['node']}.{bind['param']}", bind["node"]
 
 
