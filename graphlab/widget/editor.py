@@ -753,6 +753,7 @@ def _accept_guess(edit: AcceptGuessEdit, editor: GraphEditor, graph: Graph) -> O
 @_EDITS.on(MakeLoopEdit)
 def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     loop_id = make_loop(graph, edit, editor.graph)
+    _follow_wrapped(graph, edit["nodes"], f"{loop_id}/")
     how = f"while {edit['flag']}" if edit["mode"] == "while" else f"{edit['count']} times"
     return f"make loop {loop_id} ({how})", loop_id
 
@@ -760,7 +761,14 @@ def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome
 @_EDITS.on(MakeCondEdit)
 def _make_cond(edit: MakeCondEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     cond_id = make_cond(graph, edit, editor.graph)
+    _follow_wrapped(graph, edit["nodes"], f"{cond_id}/then/")
     return f"make conditional {cond_id} on {edit['flag']}", cond_id
+
+
+def _follow_wrapped(graph: Graph, nodes: list[str], inside: str) -> None:
+    """The wrapped nodes keep their canvas places and guessed bindings under their ids in the new body."""
+    for node_id in nodes:
+        graph.layout = graph.layout.renamed(node_id, inside + node_id.rsplit("/", 1)[-1])
 
 
 _EDITS.complete()
