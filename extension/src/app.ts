@@ -250,6 +250,12 @@ export class EditorApp implements Actions {
       this.model.off("msg:custom", onMessage);
     });
     this.listeners.on(this.root, "keydown", (e: KeyboardEvent) => this.onKey(e));
+    // Lumino tests the key's target against a shortcut's selector before it looks for the attribute
+    // above it, and notebook keys (A, D D, M) select `:focus`: the focused canvas or node must carry the
+    // attribute itself, or a click on the canvas and D D deletes the cell that holds the editor.
+    this.listeners.on(this.root, "focusin", (e: FocusEvent) => {
+      if (e.target instanceof HTMLElement) e.target.setAttribute("data-lm-suppress-shortcuts", "true");
+    });
     // other components (the canvas's context menu) ask with events on the widget's root
     this.listeners.on(this.root, "graphlab:make-loop", (e: Event) => {
       const nodes = (e as CustomEvent<{ nodes?: unknown }>).detail?.nodes;

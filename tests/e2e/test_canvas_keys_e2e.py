@@ -1,0 +1,36 @@
+"""JupyterLab's notebook keys stay out of the canvas, in a real JupyterLab and Chromium (issue 21, point 2).
+
+In command mode JupyterLab binds single letters (``A`` inserts a cell, ``D D`` deletes one, ``M`` makes a
+cell markdown) to ``.jp-Notebook.jp-mod-commandMode ... :focus``. Lumino walks from the key's target up
+to the first ``data-lm-suppress-shortcuts`` and tests each element on the way, the target first: the
+focused canvas (or node) itself matches ``:focus``, so the attribute on the widget's root alone did not
+stop them. A click on the empty canvas and ``D D`` deleted the cell holding the editor.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_canvas_tools_e2e import SMALL_EDITOR, open_editor
+
+pytestmark = pytest.mark.e2e
+
+_CELLS = "() => window.jupyterapp.shell.currentWidget.content.widgets.map(c => c.model.type).join(',')"
+
+
+def test_notebook_keys_do_not_fire_while_the_canvas_or_a_node_has_focus(lab, page, artifacts):
+    nb, w = open_editor(page, artifacts, lab, SMALL_EDITOR, "c")
+    cells = page.evaluate(_CELLS)
+    canvas = w.locator(".gl-canvas")
+    free = canvas.evaluate(
+        "c => ({x: c.clientWidth - parseFloat(getComputedStyle(c).getPropertyValue('--gl-inset-right') || '0') - 8, y: 40})"
+    )
+    for target, click in (("the empty canvas", lambda: canvas.click(position=free)),
+                          ("a node", lambda: w.locator("[data-node-id='b']").click())):  # fmt: skip
+        click()
+        assert page.evaluate("() => !!document.activeElement.closest('.gl-editor')"), f"{target} took no focus"
+        for keys in (("a",), ("b",), ("m",), ("d", "d")):  # each would change the cells on its own
+            for key in keys:
+                page.keyboard.press(key)
+            page.wait_for_timeout(300)  # a shortcut acts at once; nothing to wait on when it does not
+            assert page.evaluate(_CELLS) == cells, f"{'+'.join(keys)} changed the notebook while {target} had focus"
+    nb.shot("canvas-keys", w)
