@@ -256,6 +256,18 @@ export class EditorApp implements Actions {
     this.listeners.on(this.root, "focusin", (e: FocusEvent) => {
       if (e.target instanceof HTMLElement) e.target.setAttribute("data-lm-suppress-shortcuts", "true");
     });
+    // A focused element removed with what it showed (a box selection's rectangle, a deleted node) drops
+    // the focus to the page, and the next key (Ctrl+Z after Delete) reaches nothing: give it to the canvas.
+    this.listeners.on(this.root, "focusout", (e: FocusEvent) => {
+      const lost = e.target;
+      if (e.relatedTarget !== null || !(lost instanceof HTMLElement)) return;
+      setTimeout(() => {
+        const now = document.activeElement;
+        if (!lost.isConnected && (now === null || now === document.body) && this.root.isConnected) {
+          this.canvas.el.focus({ preventScroll: true });
+        }
+      }, 0);
+    });
     // other components (the canvas's context menu) ask with events on the widget's root
     this.listeners.on(this.root, "graphlab:make-loop", (e: Event) => {
       const nodes = (e as CustomEvent<{ nodes?: unknown }>).detail?.nodes;
