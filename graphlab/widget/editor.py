@@ -662,6 +662,7 @@ def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
 def _rename_arg(edit: RenameArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     graph.rename_arg(edit["arg"], edit["name"])
     graph.layout = graph.layout.renamed(f"arg:{edit['arg']}", f"arg:{edit['name']}")
+    editor._panels.run_values.follow_rename(graph, edit["arg"], edit["name"])  # its run value goes with it
     return f"rename arg {edit['arg']} to {edit['name']}", editor.selected or None
 
 

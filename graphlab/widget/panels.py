@@ -192,6 +192,7 @@ class Panels:
 
     def publish_values(self) -> None:
         """Write the ``values`` trait: what the graph needs, what is given, what is missing."""
+        self.run_values.follow(self.editor.model)
         self.editor.values = dict(self.run_values.view(self.editor.model))
 
     def publish_export(self, view: dict[str, Any]) -> None:
