@@ -150,6 +150,14 @@ class RunValues:
                 )
         self._give(dim, size, f"{dim} = {size}")
 
+    def for_run(self, graph: Graph) -> dict[str, Any] | None:
+        """The values a run of ``graph`` takes now: those of its args and dims. A deleted arg's value is kept
+        (an undo brings the arg back) but not passed, or the run would refuse it as an unknown name."""
+        if self._values is None:
+            return None
+        known = set(graph.args) | set(dim_names(graph.args.values()))
+        return {name: value for name, value in self._values.items() if name in known}
+
     def follow_rename(self, graph: Graph, old: str, new: str) -> None:
         """An arg renamed from ``old`` to ``new`` keeps its value (and again after an undo or a redo)."""
         self._renames.append((old, new))

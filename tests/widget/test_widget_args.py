@@ -90,6 +90,24 @@ def test_a_renamed_arg_keeps_its_run_value_through_undo_and_redo(ed):
     assert ed.handle_message({"kind": "debug", "action": "start", "request": 5})["ok"], "Debug runs with it"
 
 
+def test_debug_starts_after_an_arg_with_a_run_value_is_deleted(ed):
+    # the deleted arg's value stayed in the editor's values, its row gone from the Values tab: Debug was
+    # refused with "run() of graph 'demo' got unknown arg(s) 'spare'" and nothing in the widget could clear it
+    for request, message in enumerate(
+        [
+            {"op": "allocate", "arg": "x", "shape": [8]},
+            {"op": "allocate", "arg": "spare", "shape": [2, 2]},
+            {"op": "scalar", "arg": "a", "value": 2.5},
+        ]
+    ):
+        assert ed.handle_message({"kind": "values", "request": request, **message})["ok"]
+    assert edit(ed, "remove_arg", request=4, arg="spare")["ok"]
+    reply = ed.handle_message({"kind": "debug", "action": "start", "request": 5})
+    assert reply["ok"], reply
+    undo(ed)  # the arg is back, and so is its value
+    assert next(e for e in ed.values["entries"] if e["arg"] == "spare")["given"]
+
+
 def test_rename_arg_to_a_taken_name_is_refused_with_the_reason(ed):
     error = refused_unchanged(ed, "rename_arg", "'a' is already declared", arg="x", name="a")
     assert error.startswith("renaming the arg refused: cannot rename arg 'x' to 'a'")
