@@ -1,10 +1,14 @@
-"""JupyterLab's notebook keys stay out of the canvas, in a real JupyterLab and Chromium (issue 21, point 2).
+"""Keys while the canvas has focus, in a real JupyterLab and Chromium (issue 21, point 2): JupyterLab's
+notebook keys stay out, and the editor's own keys still reach it after the focused element is removed.
 
 In command mode JupyterLab binds single letters (``A`` inserts a cell, ``D D`` deletes one, ``M`` makes a
 cell markdown) to ``.jp-Notebook.jp-mod-commandMode ... :focus``. Lumino walks from the key's target up
 to the first ``data-lm-suppress-shortcuts`` and tests each element on the way, the target first: the
 focused canvas (or node) itself matches ``:focus``, so the attribute on the widget's root alone did not
 stop them. A click on the empty canvas and ``D D`` deleted the cell holding the editor.
+
+A box selection puts the focus on React Flow's selection rectangle; Delete removes it with the nodes,
+and the focus fell to the page, so the Ctrl+Z meant to undo the delete reached nothing.
 """
 
 from __future__ import annotations
