@@ -256,14 +256,16 @@ export class EditorApp implements Actions {
     this.listeners.on(this.root, "focusin", (e: FocusEvent) => {
       if (e.target instanceof HTMLElement) e.target.setAttribute("data-lm-suppress-shortcuts", "true");
     });
-    // A focused element removed with what it showed (a box selection's rectangle, a deleted node) drops
-    // the focus to the page, and the next key (Ctrl+Z after Delete) reaches nothing: give it to the canvas.
+    // A focused element removed or hidden with what it showed (a box selection's rectangle, a deleted node,
+    // the context menu after a pick) drops the focus to the page, and the next key (Ctrl+Z after Delete)
+    // reaches nothing: give it to the canvas.
     this.listeners.on(this.root, "focusout", (e: FocusEvent) => {
       const lost = e.target;
       if (e.relatedTarget !== null || !(lost instanceof HTMLElement)) return;
       setTimeout(() => {
         const now = document.activeElement;
-        if (!lost.isConnected && (now === null || now === document.body) && this.root.isConnected) {
+        const gone = !lost.isConnected || lost.getClientRects().length === 0;
+        if (gone && (now === null || now === document.body) && this.root.isConnected) {
           this.canvas.el.focus({ preventScroll: true });
         }
       }, 0);

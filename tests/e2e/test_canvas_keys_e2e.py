@@ -66,3 +66,15 @@ def test_keys_still_reach_the_editor_after_a_box_selection_is_deleted(lab, page,
     expect(w.locator("[data-node-id='a']")).to_have_count(1)
     expect(w.locator("[data-node-id='b']")).to_have_count(1)
     nb.shot("box-delete-undo", w)
+
+
+def test_keys_still_reach_the_editor_after_a_context_menu_pick(lab, page, artifacts):
+    # the menu's item had the focus and the menu hid itself after the pick: Ctrl+Z reached nothing
+    nb, w = open_editor(page, artifacts, lab, SMALL_EDITOR, "c")
+    w.locator("[data-node-id='b']").click(button="right")
+    w.locator("[role=menu] >> text=Delete").click()
+    expect(w.locator("[data-node-id='b']")).to_have_count(0)
+    assert page.evaluate("() => !!document.activeElement.closest('.gl-editor')"), "the focus left the editor"
+    page.keyboard.press("Control+z")
+    expect(w.locator("[data-node-id='b']")).to_have_count(1)
+    nb.shot("menu-delete-undo", w)
