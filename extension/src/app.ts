@@ -253,6 +253,26 @@ export class EditorApp implements Actions {
       this.model.off("msg:custom", onMessage);
     });
     this.listeners.on(this.root, "keydown", (e: KeyboardEvent) => this.onKey(e));
+    // Lumino tests the key's target against a shortcut's selector before it looks for the attribute
+    // above it, and notebook keys (A, D D, M) select `:focus`: the focused canvas or node must carry the
+    // attribute itself, or a click on the canvas and D D deletes the cell that holds the editor.
+    this.listeners.on(this.root, "focusin", (e: FocusEvent) => {
+      if (e.target instanceof HTMLElement) e.target.setAttribute("data-lm-suppress-shortcuts", "true");
+    });
+    // A focused element removed or hidden with what it showed (a box selection's rectangle, a deleted node,
+    // the context menu after a pick) drops the focus to the page, and the next key (Ctrl+Z after Delete)
+    // reaches nothing: give it to the canvas.
+    this.listeners.on(this.root, "focusout", (e: FocusEvent) => {
+      const lost = e.target;
+      if (e.relatedTarget !== null || !(lost instanceof HTMLElement)) return;
+      setTimeout(() => {
+        const now = document.activeElement;
+        const gone = !lost.isConnected || lost.getClientRects().length === 0;
+        if (gone && (now === null || now === document.body) && this.root.isConnected) {
+          this.canvas.el.focus({ preventScroll: true });
+        }
+      }, 0);
+    });
     // other components (the canvas's context menu) ask with events on the widget's root
     this.listeners.on(this.root, "graphlab:make-loop", (e: Event) => {
       const nodes = (e as CustomEvent<{ nodes?: unknown }>).detail?.nodes;

@@ -5,6 +5,7 @@ import {
   argNameProblem,
   argUses,
   parseShapeEdit,
+  parseShapeText,
   redeclareSpec,
   sameArgShape,
   shapeFieldText,
@@ -58,11 +59,25 @@ describe("the shape field", () => {
 
   it("says what to type when the dims do not fit the arg's ndim", () => {
     const grid = arg("g", { ndim: 2 });
-    for (const bad of ["n", "n, m, k", "n-1, 4", "-3, 4"]) {
+    for (const bad of ["n", "n, m, k", "n-1, 4"]) {
       expect(parseShapeEdit(bad, grid)).toEqual({
         ok: false,
         reason:
           "shape: give 2 size(s) or dim name(s), one per dimension (for example n, 64), or leave it blank for any shape",
+      });
+    }
+  });
+
+  it("names a number that is no size (negative, zero, a fraction) instead of asking for the count", () => {
+    for (const [typed, bad] of [
+      ["-3, 4", "-3"],
+      ["(4, 0)", "0"],
+      ["2.5", "2.5"],
+      ["-4", "-4"],
+    ] as const) {
+      expect(parseShapeText(typed, typed.includes(",") ? 2 : 1)).toEqual({
+        ok: false,
+        reason: `shape: ${bad} is not a size; sizes are whole numbers from 1 (or dim names such as n)`,
       });
     }
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { searchKernels, signature, usedKernels } from "../src/logic/paletteSearch";
+import { heldOrder, searchKernels, signature, usedKernels } from "../src/logic/paletteSearch";
 import type { GraphView, KernelView } from "../src/wire/protocol";
 import { param } from "./fixtures";
 
@@ -57,5 +57,22 @@ describe("searchKernels", () => {
       ],
     } as unknown as GraphView;
     expect([...usedKernels(graph)].sort()).toEqual(["mpm:p2g", "mpm:render"]);
+  });
+});
+
+describe("heldOrder", () => {
+  const [g2p, p2g, init, render] = [kernel("substep_g2p"), kernel("p2g"), kernel("init_p2g"), kernel("render")];
+
+  it("keeps the rows where they were shown after an add re-sorted the kernels", () => {
+    const shown = [g2p, p2g, init, render].map((k) => k.ref);
+    // p2g was just added: the search puts the used kernel first, the pointer is still on the second row
+    const resorted = searchKernels([g2p, p2g, init, render], "", new Set([p2g.ref]));
+    expect(resorted.map((k) => k.name)).toEqual(["p2g", "substep_g2p", "init_p2g", "render"]);
+    expect(heldOrder(shown, resorted).map((k) => k.name)).toEqual(["substep_g2p", "p2g", "init_p2g", "render"]);
+  });
+
+  it("puts kernels the list did not show after the shown ones, in their own order", () => {
+    expect(heldOrder([p2g.ref], [render, g2p, p2g]).map((k) => k.name)).toEqual(["p2g", "render", "substep_g2p"]);
+    expect(heldOrder([], [render, g2p]).map((k) => k.name)).toEqual(["render", "substep_g2p"]);
   });
 });

@@ -171,7 +171,10 @@ class TempAllocator:
 
     def __init__(self, graph: Graph) -> None:
         self._graph = graph
-        self.temps = [a.name for a in graph.args.values() if a.role == "temp" and a.kind == "ndarray"]
+        # a temp no dispatch binds (GL007 warns of it) has no lifetime, so the plan allocates none: run without it
+        self.temps = [
+            a.name for a in graph.args.values() if a.role == "temp" and a.kind == "ndarray" and graph.uses_of(a.name)
+        ]
         self._cache: dict[tuple[tuple[str, int], ...], dict[str, Any]] = {}
 
     def fill(self, values: dict[str, Any], dims: Mapping[str, int]) -> None:

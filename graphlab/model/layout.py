@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from graphlab.core.errors import GraphError
+from graphlab.model.nodes import Cond, children
 
 #: Positions farther out than this are refused: a canvas coordinate, not a float's full range.
 MAX_COORDINATE = 1e7
@@ -31,11 +32,17 @@ Point = tuple[float, float]
 
 
 def placeable_ids(graph: Any) -> set[str]:
-    """The ids a layout may hold: every node's, and ``arg:<name>`` for each declared arg (drawn as a node).
+    """The ids a layout may hold: every node's, each conditional's branches (``decide/then``, drawn as
+    boxes; an empty one has a place of its own) and ``arg:<name>`` for each declared arg (drawn as a node).
 
     ``graph`` is a :class:`graphlab.model.graphdata.GraphData` (typed loosely: the model imports this module).
     """
-    return {node_id for node_id, _ in graph.nodes()} | {f"arg:{name}" for name in graph.args}
+    ids = {f"arg:{name}" for name in graph.args}
+    for node_id, node in graph.nodes():
+        ids.add(node_id)
+        if isinstance(node, Cond):
+            ids.update(f"{node_id}/{segment.rstrip('/')}" for segment, _ in children(node))
+    return ids
 
 
 def position_problem(value: Any) -> str | None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from graphlab.widget.jobs import finish_job, throttled
+from graphlab.widget.wording import ui_text
 
 if TYPE_CHECKING:
     from graphlab.debug import DebugSession, Divergence
@@ -128,7 +129,11 @@ class CompareRun:
             view.update(divergence=None if self.found is None else divergence_view(self.found))
 
         interrupted = "the comparison was interrupted; the session did not move"
-        return finish_job(view, work, what="compare", interrupted=interrupted, started=started)
+        error = finish_job(view, work, what="compare", interrupted=interrupted, started=started)
+        if error is None:
+            return None
+        view["error"] = ui_text(str(view["error"]))  # the panel's terms, the Python call as a hint
+        return ui_text(error)
 
     def prepare(self, session: DebugSession, against: str) -> None:
         """Start the process of a later comparison against ``against`` now (not waited for: its

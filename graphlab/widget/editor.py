@@ -651,6 +651,7 @@ def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     if bind is None:
         return f"new arg {arg.name}", editor.selected or None
     graph.rebind(bind["node"], bind["param"], arg.name)
+    graph.layout = graph.layout.accepted(bind["node"], bind["param"])  # bound by hand: no longer a guess
     return f"new arg {arg.name} for {bind['node']}.{bind['param']}", bind["node"]
 
 
@@ -661,6 +662,7 @@ def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
 def _rename_arg(edit: RenameArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     graph.rename_arg(edit["arg"], edit["name"])
     graph.layout = graph.layout.renamed(f"arg:{edit['arg']}", f"arg:{edit['name']}")
+    editor._panels.run_values.follow_rename(graph, edit["arg"], edit["name"])  # its run value goes with it
     return f"rename arg {edit['arg']} to {edit['name']}", editor.selected or None
 
 
@@ -752,6 +754,7 @@ def _accept_guess(edit: AcceptGuessEdit, editor: GraphEditor, graph: Graph) -> O
 @_EDITS.on(MakeLoopEdit)
 def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     loop_id = make_loop(graph, edit, editor.graph)
+    _follow_wrapped(graph, edit["nodes"], f"{loop_id}/")
     how = f"while {edit['flag']}" if edit["mode"] == "while" else f"{edit['count']} times"
     return f"make loop {loop_id} ({how})", loop_id
 
@@ -759,7 +762,14 @@ def _make_loop(edit: MakeLoopEdit, editor: GraphEditor, graph: Graph) -> Outcome
 @_EDITS.on(MakeCondEdit)
 def _make_cond(edit: MakeCondEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     cond_id = make_cond(graph, edit, editor.graph)
+    _follow_wrapped(graph, edit["nodes"], f"{cond_id}/then/")
     return f"make conditional {cond_id} on {edit['flag']}", cond_id
+
+
+def _follow_wrapped(graph: Graph, nodes: list[str], inside: str) -> None:
+    """The wrapped nodes keep their canvas places and guessed bindings under their ids in the new body."""
+    for node_id in nodes:
+        graph.layout = graph.layout.renamed(node_id, inside + node_id.rsplit("/", 1)[-1])
 
 
 _EDITS.complete()

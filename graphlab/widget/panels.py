@@ -100,7 +100,7 @@ class Panels:
         from graphlab.debug import DebugOptions, DebugSession  # import cost: Taichi
 
         given = {name: value for name, value in kwargs.items() if name not in _SESSION_OPTIONS}  # values by name
-        run_values = dict(values) if values is not None else self.values
+        run_values = dict(values) if values is not None else self.run_values.for_run(self.editor.model)
         if values is None and run_values is not None:  # values by name replace the editor's of that name
             run_values = {name: value for name, value in run_values.items() if name not in given}
         if run_values is None and not given:
@@ -192,6 +192,7 @@ class Panels:
 
     def publish_values(self) -> None:
         """Write the ``values`` trait: what the graph needs, what is given, what is missing."""
+        self.run_values.follow(self.editor.model)
         self.editor.values = dict(self.run_values.view(self.editor.model))
 
     def publish_export(self, view: dict[str, Any]) -> None:
@@ -212,7 +213,8 @@ class Panels:
             raise PanelRefusedError("an export is running already; wait for it to finish")
         args = self.editor.model.args
         sizes = set(dim_names(args.values()))  # the editor's values may size temps by dim name (m=64)
-        dims = {k: v for k, v in (self.values or {}).items() if k not in args and k in sizes}
+        given = self.run_values.for_run(self.editor.model)
+        dims = {k: v for k, v in (given or {}).items() if k not in args and k in sizes}
         refused = unsized_dim(self.run_values.view(self.editor.model), dims=message["dims"], verify=message["verify"])
         if refused is not None:  # said in the panels' terms before anything runs (the exporter says dims={...})
             self.export.refuse(refused, arch=message["arch"], path=message["path"], publish=self.publish_export)
@@ -225,7 +227,7 @@ class Panels:
             verify=message["verify"],
             cpu_threads=message["cpu_threads"],
             dims={**dims, **message["dims"]},
-            values={k: v for k, v in (self.values or {}).items() if k not in dims} if self.values is not None else None,
+            values={k: v for k, v in given.items() if k not in dims} if given is not None else None,
             publish=self.publish_export,
         )
         if error is not None:

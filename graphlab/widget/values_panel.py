@@ -43,6 +43,7 @@ class RunValues:
     def __init__(self, values: Mapping[str, Any] | None) -> None:
         self._values: dict[str, Any] | None = dict(values) if values is not None else None
         self._summaries: dict[str, str] = {}
+        self._renames: list[tuple[str, str]] = []  # (old, new) arg names, in the order they were renamed
 
     @property
     def values(self) -> dict[str, Any] | None:
@@ -148,6 +149,31 @@ class RunValues:
                     f"{dim}={have}, or give {name!r} a value of size {size} (or leave {dim!r} out: the values set it)"
                 )
         self._give(dim, size, f"{dim} = {size}")
+
+    def for_run(self, graph: Graph) -> dict[str, Any] | None:
+        """The values a run of ``graph`` takes now: those of its args and dims. A deleted arg's value is kept
+        (an undo brings the arg back) but not passed, or the run would refuse it as an unknown name."""
+        if self._values is None:
+            return None
+        known = set(graph.args) | set(dim_names(graph.args.values()))
+        return {name: value for name, value in self._values.items() if name in known}
+
+    def follow_rename(self, graph: Graph, old: str, new: str) -> None:
+        """An arg renamed from ``old`` to ``new`` keeps its value (and again after an undo or a redo)."""
+        self._renames.append((old, new))
+        self.follow(graph)
+
+    def follow(self, graph: Graph) -> None:
+        """Move each value of a renamed arg to the name the arg has now (the graph may have been undone)."""
+        values = self._values
+        if not values:
+            return
+        for old, new in reversed(self._renames):
+            for was, now in ((old, new), (new, old)):
+                if was in values and now not in values and was not in graph.args and now in graph.args:
+                    values[now] = values.pop(was)
+                    if was in self._summaries:
+                        self._summaries[now] = self._summaries.pop(was)
 
     def clear_value(self, name: str) -> None:
         """Forget a value or a dim's size by name."""

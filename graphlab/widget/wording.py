@@ -19,6 +19,10 @@ _MISSING = re.compile(
 _REBIND = re.compile(r"bind it: (?P<call>g\.rebind\((?P<node>'[^']*'), (?P<param>'[^']*'), arg\))")
 _REMOVE_ARG = re.compile(r"remove it with (?P<call>g\.remove_arg\('[^']*'\))")
 _OVERWRITE = re.compile(r"pass overwrite=True(?: \(--overwrite on the command line\))? to replace")
+_AGAINST = re.compile(
+    r"(?:DebugError: )?(?P<call>compare\(against=(?P<against>'[^']*'|\"[^\"]*\")\)): give an arch name, one of "
+    r"(?P<archs>[\w, ]+?), the folder of a module gl\.export wrote, or a capture \(gl\.open_capture, or its folder\)"
+)
 
 
 def _missing(match: re.Match[str]) -> str:
@@ -38,6 +42,14 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     ),
     (_REMOVE_ARG, lambda m: f"delete it in the arg's editor (in Python: {m['call']})"),
     (_OVERWRITE, lambda m: "tick \u201coverwrite the folder\u201d to replace (in Python: overwrite=True)"),
+    (
+        _AGAINST,
+        lambda m: (
+            f"compare against {m['against']}: that is no arch ({m['archs']}) and no folder of an exported "
+            f"module or a capture; pick an arch from the list, or type the folder Export wrote (in Python: "
+            f"{m['call']})"
+        ),
+    ),
 ]
 
 

@@ -101,3 +101,15 @@ def test_a_0d_temp_needs_no_declared_shape_to_be_planned_and_run():
     result = np.zeros(4, dtype=np.float32)
     g.run(src=x, out=result)
     np.testing.assert_array_equal(result, x * x.sum())
+
+
+def test_a_temp_no_dispatch_uses_is_not_allocated_and_the_run_goes_on():
+    # GL007 warns of it; run() and debug() crashed with KeyError: 'spare' (the plan leaves it out)
+    g = _chain()
+    g.ndarray("spare", ti.f32, ndim=2, role="temp")
+    src = np.linspace(0.5, 1.5, 16).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    g.run(src=src, out=out)
+    assert np.allclose(out, src**8 + src)
+    dbg = g.debug(src=src, out=np.zeros(16, np.float32))
+    assert dbg.continue_().reason == "end"

@@ -72,6 +72,42 @@ def test_rename_arg_renames_it_and_every_binding_and_undo_puts_it_back(ed):
     assert list(ed.model.args) == ["x", "a", "spare"] and ed.model.node("init").binding("x") == "x"
 
 
+def test_a_renamed_arg_keeps_its_run_value_through_undo_and_redo(ed):
+    # a value given in the Values tab was left under the old name: the renamed arg showed as missing
+    def entry(name):
+        return next(e for e in ed.values["entries"] if e["arg"] == name)
+
+    assert ed.handle_message({"kind": "values", "op": "allocate", "request": 2, "arg": "x", "shape": [8]})["ok"]
+    assert ed.handle_message({"kind": "values", "op": "scalar", "request": 3, "arg": "a", "value": 2.5})["ok"]
+    summary = entry("x")["summary"]
+    assert edit(ed, "rename_arg", request=4, arg="x", name="pos")["ok"]
+    assert (entry("pos")["given"], entry("pos")["summary"]) == (True, summary)
+    assert ed.values["missing"] == []
+    undo(ed)
+    assert (entry("x")["given"], entry("x")["summary"], ed.values["missing"]) == (True, summary, [])
+    ed._handle_msg({"content": {"data": {"method": "custom", "content": {"kind": "redo"}}}, "buffers": []})
+    assert (entry("pos")["given"], ed.values["missing"]) == (True, [])
+    assert ed.handle_message({"kind": "debug", "action": "start", "request": 5})["ok"], "Debug runs with it"
+
+
+def test_debug_starts_after_an_arg_with_a_run_value_is_deleted(ed):
+    # the deleted arg's value stayed in the editor's values, its row gone from the Values tab: Debug was
+    # refused with "run() of graph 'demo' got unknown arg(s) 'spare'" and nothing in the widget could clear it
+    for request, message in enumerate(
+        [
+            {"op": "allocate", "arg": "x", "shape": [8]},
+            {"op": "allocate", "arg": "spare", "shape": [2, 2]},
+            {"op": "scalar", "arg": "a", "value": 2.5},
+        ]
+    ):
+        assert ed.handle_message({"kind": "values", "request": request, **message})["ok"]
+    assert edit(ed, "remove_arg", request=4, arg="spare")["ok"]
+    reply = ed.handle_message({"kind": "debug", "action": "start", "request": 5})
+    assert reply["ok"], reply
+    undo(ed)  # the arg is back, and so is its value
+    assert next(e for e in ed.values["entries"] if e["arg"] == "spare")["given"]
+
+
 def test_rename_arg_to_a_taken_name_is_refused_with_the_reason(ed):
     error = refused_unchanged(ed, "rename_arg", "'a' is already declared", arg="x", name="a")
     assert error.startswith("renaming the arg refused: cannot rename arg 'x' to 'a'")

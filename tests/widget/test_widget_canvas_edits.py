@@ -119,6 +119,19 @@ def test_guessed_bindings_are_marked_until_accepted(ed):
     assert not reply["ok"] and "holds no guessed binding" in reply["error"]
 
 
+def test_a_new_arg_made_for_a_guessed_parameter_is_no_guess(ed):
+    # the canvas guessed a for axpy.a; the user made a new arg "gain" for it in the Node tab's form
+    assert edit(ed, "dispatch", kernel=f"{axpy.__module__}:axpy", bindings={"a": "a", "x": "x", "y": "y"},
+                guessed=["a", "x"])["ok"]  # fmt: skip
+    spec = {"name": "gain", "kind": "scalar", "dtype": "f32", "ndim": 0, "element_shape": [], "fmt": None,
+            "role": "input"}  # fmt: skip
+    assert edit(ed, "new_arg", arg=spec, bind={"node": "axpy", "param": "a"})["ok"]
+    assert by_id(ed)["axpy"]["bindings"]["a"] == "gain"
+    assert by_id(ed)["axpy"]["guessed"] == ["x"], "a binding the user made is drawn solid"
+    assert deliver(ed, {"kind": "undo", "request": 9})["ok"]
+    assert by_id(ed)["axpy"]["guessed"] == ["a", "x"], "undo gives the guess back"
+
+
 def test_a_guess_that_would_alias_is_left_unbound(ed):
     # the front-end guessed x for both x and y; the user asked for neither: no GL012 made for them
     reply = edit(

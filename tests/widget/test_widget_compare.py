@@ -91,9 +91,11 @@ def test_a_refused_comparison_shows_why_and_the_session_stays(ed):
     started(ed)
     debug(ed, "step")
     reply = debug(ed, "compare", against="no/such/folder")
-    assert reply["ok"] is False and "give an arch name, one of x64" in reply["error"]
+    said = "compare against 'no/such/folder': that is no arch (x64, "
+    assert reply["ok"] is False and said in reply["error"], reply["error"]
     view = ed.debugger["compare"]
-    assert view["state"] == "failed" and "no/such/folder" in view["error"]
+    assert view["state"] == "failed" and view["error"].startswith(said), "said in the panel's terms, no class name"
+    assert view["error"].endswith("(in Python: compare(against='no/such/folder'))")
     assert ed.session.position.index == 1
 
 
@@ -143,7 +145,7 @@ def test_picking_an_arch_starts_its_process_and_compare_then_uses_it(ed):
 def test_a_bad_arch_to_prepare_is_refused(ed):
     started(ed)
     reply = debug(ed, "prepare_compare", against="vulkan2")
-    assert reply["ok"] is False and "compare(against='vulkan2'): give an arch name" in reply["error"]
+    assert reply["ok"] is False and "compare against 'vulkan2': that is no arch" in reply["error"], reply["error"]
 
 
 def test_the_timeout_given_in_the_form_bounds_the_other_process(ed):

@@ -94,3 +94,15 @@ def test_a_breakpoint_in_a_loop_body_stops_each_iteration(ed):
     assert ed.debugger["position"]["node_id"] == "again/inc"
     deliver(ed, {"kind": "debug", "action": "continue", "request": 4, "session": 1})
     assert ed.debugger["position"]["step_id"] == "again/iter[1]/inc"
+
+
+def test_tidy_places_a_conditional_s_branches_and_the_file_keeps_them(ed, tmp_path):
+    # Tidy sends every box it drew; a branch (an empty one has a place of its own) was refused as stale
+    positions = {"decide/then": [10, 40], "decide/else": [200, 40], "decide/then/halve": [20, 60], "again": [0, 300]}
+    reply = deliver(ed, {"kind": "edit", "op": "place", "request": 2, "positions": positions})
+    assert reply["ok"], reply
+    assert ed.graph["layout"] == {k: [float(x), float(y)] for k, (x, y) in positions.items()}
+    path = tmp_path / "control.graph.json"
+    ed.model.save(path)
+    loaded = gl.load(path, kernels=[threshold, halve, add_one])
+    assert dict(loaded.layout.positions) == {k: (float(x), float(y)) for k, (x, y) in positions.items()}

@@ -163,3 +163,20 @@ def test_a_body_name_taken_and_nodes_of_two_containers_are_refused(ed):
 def test_the_message_checker_names_a_bad_max_iter(ed):
     reply = edit(ed, "make_loop", nodes=[], body="b", mode="while", flag="flag", max_iter=0)
     assert "field 'max_iter' must be a positive int" in reply["error"]
+
+
+@pytest.mark.parametrize(
+    ("op", "fields", "inside"),
+    [
+        ("make_loop", {"mode": "while", "flag": "flag", "max_iter": 9, "name": "again"}, "again/"),
+        ("make_cond", {"flag": "flag", "name": "decide"}, "decide/then/"),
+    ],
+)
+def test_wrapped_nodes_keep_their_canvas_places_and_guesses(ed, op, fields, inside):
+    # the user dragged halve and threshold; the canvas guessed threshold's limit: wrapping them keeps both
+    ed.model.layout = ed.model.layout.placed({"halve": (10, 20), "threshold": (10, 90)}).guess("threshold", ["limit"])
+    assert edit(ed, op, nodes=["halve", "threshold"], body="body", **fields)["ok"]
+    assert ed.graph["layout"] == {f"{inside}halve": [10.0, 20.0], f"{inside}threshold": [10.0, 90.0]}
+    assert next(n for n in ed.graph["nodes"] if n["id"] == f"{inside}threshold")["guessed"] == ["limit"]
+    assert ed.handle_message({"kind": "undo", "request": 2})["ok"]
+    assert ed.graph["layout"] == {"halve": [10.0, 20.0], "threshold": [10.0, 90.0]}

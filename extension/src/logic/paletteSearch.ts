@@ -1,7 +1,8 @@
 /**
  * Kernel palette search: every word of the query must appear in the kernel's name, reference or
  * parameter names; matches on the name come first. Kernels the graph already dispatches come before
- * the rest (at equal match), since a graph is mostly built from its own kernels again.
+ * the rest (at equal match), since a graph is mostly built from its own kernels again. While the
+ * pointer rests on the list that order is held (`heldOrder`), so an add does not move the row under it.
  */
 
 import type { GraphView, KernelView } from "../wire/protocol";
@@ -45,4 +46,16 @@ export function searchKernels(
 /** `p2g(x, v, C, J, grid_v, grid_m)` */
 export function signature(kernel: KernelView): string {
   return `${kernel.name}(${kernel.params.map((p) => p.name).join(", ")})`;
+}
+
+/**
+ * `kernels` in the order of `shown` (the refs the list showed), the ones it did not show after them in
+ * their own order: the row under the pointer stays the kernel it was when a click added it.
+ */
+export function heldOrder(shown: readonly string[], kernels: readonly KernelView[]): KernelView[] {
+  const at = new Map(shown.map((ref, i) => [ref, i]));
+  return kernels
+    .map((kernel, order) => ({ kernel, order, held: at.get(kernel.ref) ?? shown.length + order }))
+    .sort((a, b) => a.held - b.held)
+    .map((s) => s.kernel);
 }

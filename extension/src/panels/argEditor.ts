@@ -54,12 +54,24 @@ export type ShapeEdit = { ok: true; shape: (number | string)[] | null } | { ok: 
 
 /** The shape typed for `arg` (`n`, `64, 64`, `G, G`; blank: any), or why it does not fit its ndim. */
 export function parseShapeEdit(text: string, arg: ArgView): ShapeEdit {
-  const shape = parseArgShape(text, arg.ndim);
+  return parseShapeText(text, arg.ndim);
+}
+
+/** The shape typed for an arg of `ndim` dims (the arg editor's and the new-arg form's field), or why not. */
+export function parseShapeText(text: string, ndim: number): ShapeEdit {
+  const shape = parseArgShape(text, ndim);
   if (shape === undefined) {
-    const example = Array.from({ length: arg.ndim }, (_, i) => (i === 0 ? "n" : "64")).join(", ");
+    const number = text.split(/[\s,()[\]]+/).find((p) => /^[-+]?[0-9.]+$/.test(p) && !/^[1-9][0-9]*$/.test(p));
+    if (number !== undefined) {
+      return {
+        ok: false,
+        reason: `shape: ${number} is not a size; sizes are whole numbers from 1 (or dim names such as n)`,
+      };
+    }
+    const example = Array.from({ length: ndim }, (_, i) => (i === 0 ? "n" : "64")).join(", ");
     return {
       ok: false,
-      reason: `shape: give ${arg.ndim} size(s) or dim name(s), one per dimension (for example ${example}), or leave it blank for any shape`,
+      reason: `shape: give ${ndim} size(s) or dim name(s), one per dimension (for example ${example}), or leave it blank for any shape`,
     };
   }
   return { ok: true, shape };

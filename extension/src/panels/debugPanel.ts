@@ -8,7 +8,7 @@
 
 import { CHECKING, boundsStatus, boundsStatusElement, checkBoundsToggle } from "./boundsCheck";
 import { formatNum, formatSeconds } from "../logic/colorScale";
-import { isArch, parseTimeout } from "./comparePanel";
+import { isArch, parseTimeout, parseTolerance } from "./comparePanel";
 import { Listeners, h, replaceChildren } from "../logic/dom";
 import { type Action, keysFor } from "../logic/keymap";
 import type { DebugAction, DebugView, Every } from "../wire/protocol";
@@ -396,6 +396,18 @@ export class DebugSection implements Section {
       timeout.setAttribute("aria-invalid", field.ok ? "false" : "true");
       return field.ok ? field.seconds : null;
     };
+    const toleranceError = h("div", { class: "gl-hint gl-compare-tol-error", role: "alert" });
+    const checkTolerances = (): { rtol: number; atol: number } | null => {
+      const r = parseTolerance("rtol", rtol.value);
+      const a = parseTolerance("atol", atol.value);
+      rtol.setAttribute("aria-invalid", r.ok ? "false" : "true");
+      atol.setAttribute("aria-invalid", a.ok ? "false" : "true");
+      toleranceError.textContent = [r, a]
+        .map((f) => (f.ok ? "" : f.error))
+        .filter((e) => e !== "")
+        .join("; ");
+      return r.ok && a.ok ? { rtol: r.value, atol: a.value } : null;
+    };
     // picking an arch starts its process now, so the click on Compare pays only the search
     const prepare = (): void => {
       const target = against.value.trim();
@@ -409,8 +421,14 @@ export class DebugSection implements Section {
       prepare();
     });
     this.listeners.on(against, "change", prepare);
-    this.listeners.on(rtol, "input", () => (this.rtol = rtol.value));
-    this.listeners.on(atol, "input", () => (this.atol = atol.value));
+    this.listeners.on(rtol, "input", () => {
+      this.rtol = rtol.value;
+      checkTolerances();
+    });
+    this.listeners.on(atol, "input", () => {
+      this.atol = atol.value;
+      checkTolerances();
+    });
     this.listeners.on(timeout, "input", () => {
       this.timeout = timeout.value;
       checkTimeout();
@@ -421,18 +439,21 @@ export class DebugSection implements Section {
       () => {
         const target = against.value.trim();
         const seconds = checkTimeout();
-        if (target && seconds !== null) {
-          this.actions.compare(target, Number(rtol.value) || 0, Number(atol.value) || 0, seconds);
+        const tolerances = checkTolerances();
+        if (target && seconds !== null && tolerances !== null) {
+          this.actions.compare(target, tolerances.rtol, tolerances.atol, seconds);
         }
       },
     );
     go.classList.add("gl-compare-go");
     for (const el of [against, rtol, atol, timeout, go]) el.disabled = running;
     checkTimeout();
+    checkTolerances();
     const parts: (HTMLElement | null)[] = [
       h("h4", {}, "Compare"),
       h("div", { class: "gl-field gl-compare-form" }, against, archs),
       h("div", { class: "gl-field" }, h("span", {}, "rtol"), rtol, h("span", {}, "atol"), atol),
+      toleranceError,
       h("div", { class: "gl-field" }, h("span", {}, "timeout (s)"), timeout),
       timeoutError,
       h("div", { class: "gl-actions" }, go),

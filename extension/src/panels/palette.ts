@@ -5,7 +5,7 @@
  */
 
 import { Listeners, h, replaceChildren } from "../logic/dom";
-import { searchKernels, signature, usedKernels } from "../logic/paletteSearch";
+import { heldOrder, searchKernels, signature, usedKernels } from "../logic/paletteSearch";
 import type { KernelView } from "../wire/protocol";
 import { insertionPoint } from "../logic/selection";
 import type { Actions, ViewState } from "../logic/state";
@@ -19,6 +19,8 @@ export class Palette {
   private itemListeners = new Listeners();
   private state: ViewState | null = null;
   private key = "";
+  /** The rows shown when the pointer came onto the list (and the query then): kept until it leaves. */
+  private held: { query: string; refs: string[] } | null = null;
 
   constructor(private readonly actions: Actions) {
     this.search = h("input", {
@@ -31,6 +33,16 @@ export class Palette {
     this.footer = h("div", { class: "gl-hint gl-palette-where" });
     this.el = h("nav", { class: "gl-palette", "aria-label": "Kernel palette" }, this.search, this.list, this.footer);
     this.listeners.on(this.search, "input", () => this.renderList());
+    // an add re-sorts the kernels (the graph's own first): not under the pointer, which would then rest
+    // on another kernel than the one it just added
+    this.listeners.on(this.list, "pointerenter", () => {
+      const refs = [...this.list.querySelectorAll<HTMLElement>("[data-ref]")].map((b) => b.dataset.ref ?? "");
+      this.held = { query: this.search.value, refs };
+    });
+    this.listeners.on(this.list, "pointerleave", () => {
+      this.held = null;
+      this.renderList();
+    });
     this.listeners.on(this.search, "keydown", (e: KeyboardEvent) => {
       if (e.key === "Enter") {
         const first = this.list.querySelector<HTMLButtonElement>("button:not([disabled])");
@@ -66,7 +78,13 @@ export class Palette {
     if (!state) return;
     this.itemListeners.dispose();
     this.itemListeners = new Listeners();
-    const kernels = searchKernels(state.traits.palette, this.search.value, usedKernels(state.traits.graph));
+    const found = searchKernels(state.traits.palette, this.search.value, usedKernels(state.traits.graph));
+    const held = this.held !== null && this.held.query === this.search.value ? this.held.refs : null;
+    const kernels = held === null ? found : heldOrder(held, found);
+    // a kernel added from the keyboard keeps the focus on its row, which the new list draws anew
+    const focused = this.list.contains(document.activeElement)
+      ? (document.activeElement as HTMLElement).dataset.ref
+      : undefined;
     if (state.traits.palette.length === 0) {
       replaceChildren(
         this.list,
@@ -82,6 +100,11 @@ export class Palette {
       this.list,
       kernels.map((k) => this.item(k)),
     );
+    if (focused !== undefined) {
+      [...this.list.querySelectorAll<HTMLButtonElement>("button[data-ref]")]
+        .find((b) => b.dataset.ref === focused)
+        ?.focus();
+    }
   }
 
   private item(kernel: KernelView): HTMLLIElement {

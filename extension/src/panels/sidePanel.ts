@@ -4,14 +4,13 @@
  * Each tab holds `Section`s: an element plus `update(state)` and `dispose()`.
  */
 
-import { ArgEditorSection } from "./argEditor";
+import { ArgEditorSection, argNameProblem, parseShapeText } from "./argEditor";
 import {
   type BindingOption,
   type OpenField,
   bindingOptions,
   freeArgName,
   openFields,
-  parseArgShape,
   parseElementShape,
   specFromParam,
 } from "../logic/bindingFilter";
@@ -468,6 +467,12 @@ class NodeSection implements Section {
         message.textContent = "element shape: give (), n or n,m (for example 2 or 2,2)";
         return;
       }
+      const nameProblem = argNameProblem(name.value.trim(), "", state.traits.graph.args);
+      if (nameProblem !== null) {
+        message.textContent = `name: ${nameProblem}`;
+        name.focus();
+        return;
+      }
       const result = specFromParam(param, name.value.trim(), {
         dtype: dtype.value,
         ndim: Number(ndim.value),
@@ -480,12 +485,13 @@ class NodeSection implements Section {
         return;
       }
       const ndimOf = result.spec.ndim ?? 0;
-      const argShape = ndimOf > 0 && result.spec.kind !== "scalar" ? parseArgShape(dims.value, ndimOf) : null;
-      if (argShape === undefined) {
-        message.textContent = `shape: give ${ndimOf} sizes or dim names (for example n or 64,64), or leave it blank`;
+      const argShape = ndimOf > 0 && result.spec.kind !== "scalar" ? parseShapeText(dims.value, ndimOf) : null;
+      if (argShape !== null && !argShape.ok) {
+        message.textContent = argShape.reason;
         return;
       }
-      const arg = argShape === null ? result.spec : { ...result.spec, shape: argShape };
+      const arg =
+        argShape === null || argShape.shape === null ? result.spec : { ...result.spec, shape: argShape.shape };
       this.actions.edit({ op: "new_arg", arg, bind: { node: node.id, param: param.name } });
     };
     const ok = this.listeners.button("Create", "Declare the arg and bind it", create);
