@@ -650,9 +650,10 @@ def _new_arg(edit: NewArgEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     bind = edit["bind"]
     if bind is None:
         return f"new arg {arg.name}", editor.selected or None
-    graph.rebind(bind["node"], bind["param"], arg.name)
-    graph.layout = graph.layout.accepted(bind["node"], bind["param"])  # bound by hand: no longer a guess
-    return f"new arg {arg.name} for {bind['node']}.{bind['param']}", bind["node"]
+    node, param = bind["node"], bind["param"]
+    graph.rebind(node, param, arg.name)
+    graph.layout = graph.layout.accepted(node, param)  # bound by hand: no longer a guess
+    return f"new arg {arg.name} for {node}.{param}", node
 
 
 # The edits of an arg's editor (a click on a buffer) keep the selection.
