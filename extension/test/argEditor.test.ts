@@ -63,9 +63,16 @@ describe("the shape field", () => {
       expect(parseShapeEdit(bad, grid)).toEqual({
         ok: false,
         reason:
-          "shape: give 2 size(s) or dim name(s), one per dimension (for example n, 64), or leave it blank for any shape",
+          "shape: give 2 sizes or dim names, one per dimension (for example n, 64), or leave it blank for any shape",
       });
     }
+  });
+
+  it("asks a 1-d arg for one size, in the singular", () => {
+    expect(parseShapeEdit("n, m", arg("v", { ndim: 1 }))).toEqual({
+      ok: false,
+      reason: "shape: give 1 size or dim name, one per dimension (for example n), or leave it blank for any shape",
+    });
   });
 
   it("names a number that is no size (negative, zero, a fraction) instead of asking for the count", () => {

@@ -11,6 +11,7 @@ import {
   minimapCorner,
   nodeSizes,
   overlaps,
+  pasteOffset,
   placeAll,
   programNumbers,
   shortType,
@@ -69,6 +70,21 @@ describe("placement", () => {
     const spot = freeSpot({ x: 10, y: 10 }, { width: 50, height: 20 }, taken);
     expect(overlaps({ ...spot, width: 50, height: 20 }, taken[0]!)).toBe(false);
     expect(spot.y).toBe(10);
+  });
+
+  it("lands a paste beside the copied block, past whatever is there, covering nothing", () => {
+    const boxes = new Map<string, Box>([
+      ["loop", { x: 0, y: 0, width: 200, height: 160 }],
+      ["loop/a", { x: 20, y: 30, width: 150, height: 50 }],
+      ["loop/b", { x: 20, y: 100, width: 150, height: 50 }],
+      ["beside", { x: 220, y: 40, width: 120, height: 50 }],
+    ]);
+    const { dx, dy } = pasteOffset(["loop"], boxes);
+    expect(dy).toBe(0);
+    expect(dx).toBeGreaterThan(200); // not a few pixels off the original
+    const copy = { x: dx, y: dy, width: 200, height: 160 };
+    for (const box of boxes.values()) expect(overlaps(copy, box)).toBe(false);
+    expect(pasteOffset(["gone"], boxes)).toEqual({ dx: 28, dy: 28 });
   });
 
   it("draws a group around what it holds, with room for its title", () => {

@@ -55,7 +55,7 @@ from graphlab.widget.messages import (
     request_of,
 )
 from graphlab.widget.panels import PanelRefusedError, Panels
-from graphlab.widget.paste import outermost, paste_nodes, placed_copies
+from graphlab.widget.paste import OFFSET, outermost, paste_nodes, placed_copies
 from graphlab.widget.protocol import (
     AcceptGuessEdit,
     ArgSpec,
@@ -735,7 +735,9 @@ def _paste(edit: PasteEdit, editor: GraphEditor, graph: Graph) -> Outcome:
     if not nodes:
         raise GraphError("nothing to paste: copy one or more nodes (dispatches or groups) first")
     made = paste_nodes(graph, nodes, into=edit["into"], index=edit["index"])
-    graph.layout = placed_copies(graph.layout, zip(nodes, made))  # beside the originals, which stay put
+    # beside the originals, which stay put: where the canvas found room for the copied block
+    step = (edit["dx"] if edit["dx"] is not None else OFFSET, edit["dy"] if edit["dy"] is not None else OFFSET)
+    graph.layout = placed_copies(graph.layout, zip(nodes, made), offset=step)
     label = f"paste {made[0]}" if len(made) == 1 else f"paste {len(made)} nodes"
     return label, made[-1]
 

@@ -160,6 +160,10 @@ def _position(value: Any) -> bool:
     return position_problem(value) is None
 
 
+def _offset(value: Any) -> bool:
+    return value is None or (value == value and abs(value) <= MAX_COORDINATE)
+
+
 def _positions(value: Any) -> bool:
     return (
         isinstance(value, dict) and len(value) <= MAX_NODES and all(_id(k) and _position(v) for k, v in value.items())
@@ -225,6 +229,8 @@ _RULES: dict[str, tuple[_Check | None, str]] = {
     "guessed": (_name_list, f"a list of parameter names {_NAME}"),
     "position": (_position, f"a canvas position [x, y], finite numbers at most {MAX_COORDINATE:g} from 0"),
     "PlaceEdit.group": (_id, f"the id of the group dragged as a whole {_ID}, or null"),
+    "dx": (_offset, f"a step on the canvas, a finite number at most {MAX_COORDINATE:g} from 0, or null"),
+    "dy": (_offset, f"a step on the canvas, a finite number at most {MAX_COORDINATE:g} from 0, or null"),
     "positions": (_positions, f"an object {{node id: [x, y]}} (at most {MAX_NODES:,} nodes)"),
     "timeout": (lambda v: 0 < v <= MAX_COMPARE_TIMEOUT, f"seconds, a number > 0 and at most {MAX_COMPARE_TIMEOUT:g}"),
     # the loop form and the values panel

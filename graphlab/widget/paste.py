@@ -23,7 +23,7 @@ from graphlab.model.nodes import Cond, Dispatch, Loop, Node, SequenceUse
 
 __all__ = ["OFFSET", "outermost", "paste_nodes", "placed_copies"]
 
-#: How far a copy lands from its original on the canvas (px, right and down).
+#: How far a copy lands from its original on the canvas (px, right and down) when the canvas gives no offset.
 OFFSET = 40.0
 
 
@@ -45,14 +45,18 @@ def paste_nodes(graph: Graph, node_ids: Sequence[str], *, into: str | None, inde
     return made
 
 
-def placed_copies(layout: Layout, pairs: Iterable[tuple[str, str]]) -> Layout:
-    """``layout`` with each copy's nodes placed beside its original's (``pairs``: original id, copy id); the
-    nodes inside a group keep their offsets from each other, and no other node moves."""
+def placed_copies(
+    layout: Layout, pairs: Iterable[tuple[str, str]], *, offset: tuple[float, float] = (OFFSET, OFFSET)
+) -> Layout:
+    """``layout`` with each copy's nodes placed ``offset`` (px right, down) from its original's (``pairs``:
+    original id, copy id); the nodes inside a group keep their offsets from each other, and no other node
+    moves. The canvas picks an offset where the copied block covers nothing."""
+    dx, dy = offset
     placed: dict[str, Point] = {}
     for source, copy in pairs:
         for key, (x, y) in layout.positions.items():
             if key == source or key.startswith(source + "/"):
-                placed[copy + key[len(source) :]] = (x + OFFSET, y + OFFSET)
+                placed[copy + key[len(source) :]] = (x + dx, y + dy)
     return layout.placed(placed)
 
 

@@ -915,6 +915,10 @@ class PasteEdit(EditBase):
     """The container to paste into (null: the top level)."""
     index: NotRequired[Annotated[int | None, Default(None)]]
     """Position of the first copy there (null: at the end)."""
+    dx: NotRequired[Annotated[float | None, Default(None)]]
+    """How far right of its original each copy lands on the canvas, px (null: a small step)."""
+    dy: NotRequired[Annotated[float | None, Default(None)]]
+    """How far below its original each copy lands on the canvas, px (null: a small step)."""
 
 
 class AcceptGuessEdit(EditBase):

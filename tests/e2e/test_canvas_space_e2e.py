@@ -302,3 +302,24 @@ def test_a_side_panel_taller_than_the_canvas_scrolls_in_its_drawer_to_its_last_c
     assert under[3] <= row[1] + 0.5, f"the focused row {row} is under the sticky tabs {under}"
     assert inside(row, box(w.locator(".gl-drawer[data-drawer=side]")))
     nb.shot("canvas-space-08-give-value-below-the-tabs", w)
+
+
+def test_an_empty_graphs_hint_is_read_in_full_beside_the_side_panel(lab, page, artifacts):
+    """The hint of an empty graph ("add a kernel from the palette") sits in the part of the canvas the
+    drawers leave uncovered: centred on the whole canvas, the open side panel cut it off."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    nb = Notebook(page, artifacts)
+    nb.open(lab.notebook_url("quickstart.ipynb"))
+    nb.command("filebrowser:activate")
+    nb.run_code("import graphlab as gl\ned = gl.editor(gl.Graph('empty'), kernels=[])\ned")
+    w = nb.widget()
+    hint = w.locator(".gl-canvas-empty")
+    expect(hint).to_be_visible()
+    expect(w.locator(".gl-drawer[data-drawer=side]")).to_be_visible()
+    w.scroll_into_view_if_needed()
+    text = hint.evaluate("el => { const r = document.createRange(); r.selectNodeContents(el); "
+                         "const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }")  # fmt: skip
+    room = uncovered(w)
+    assert room[2] - room[0] > 200, f"the side panel leaves no room to check: {room}"
+    assert inside(text, room), f"the empty graph's hint {text} is under a drawer {room}"
+    nb.shot("canvas-space-empty-hint", w)

@@ -5,6 +5,8 @@ save and reload. Groups are found by ``data-group``, nodes by ``data-node-id``. 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from canvas_actions import drag, node, open_editor, save_and_reopen
 from nbpage import Notebook
@@ -68,6 +70,16 @@ def test_copy_and_paste_a_loop_gives_a_second_loop_group(lab, page, artifacts):
     assert python_value(nb, "[n.name for n in g.body]") == ["times", "times#2", "after"]
     assert python_value(nb, "(g.node('times#2').body, g.node('times#2').count)") == ["bump_2", "n"]
     assert python_value(nb, "ed.history['undo'][-1]") == "paste times#2"
+    # the copy lands beside the original where it covers nothing, not a few pixels off it
+    copy = group(w, "times#2").bounding_box()
+    for other in (group(w, "times"), node(w, "after")):
+        b = other.bounding_box()
+        assert copy and b
+        apart = (
+            copy["x"] >= b["x"] + b["width"] or b["x"] >= copy["x"] + copy["width"]
+            or copy["y"] >= b["y"] + b["height"] or b["y"] >= copy["y"] + copy["height"]
+        )  # fmt: skip
+        assert apart, f"the pasted loop {copy} covers {b}"
     nb.shot("groups-01-loop-pasted", w)
     # the group's right-click menu duplicates it too
     title(w, "times#2").click(button="right", position={"x": 12, "y": 9})
@@ -100,3 +112,26 @@ def test_dragging_a_group_moves_its_members_together_and_is_kept_through_save_an
         gap2 = b2["times/halve"][axis] - b2["times/add_one"][axis]
         assert abs(gap2 - gap1 * scale) < 3, (axis, gap1, gap2, scale)
     nb.shot("groups-03-reloaded", w2)
+
+
+def test_select_all_takes_groups_too_so_delete_leaves_no_empty_loop_and_undo_brings_all_back(lab, page, artifacts):
+    """Ctrl+A selects the groups with the dispatches: a Delete took the dispatches out of their loop and left
+    the loop empty (an error on the canvas). With many nodes selected, the menu offers no Rename."""
+    nb, w = open_looped(lab, page, artifacts)
+    w.locator(".gl-flow-canvas").focus()
+    page.keyboard.press("Control+a")
+    expect(group(w, "times")).to_have_class(re.compile(r"\bgl-selected\b"))
+    expect(node(w, "after")).to_have_class(re.compile(r"\bgl-selected\b"))
+    node(w, "after").click(button="right")
+    expect(w.locator(".gl-menu [data-action=delete]")).to_be_visible()
+    expect(w.locator(".gl-menu [data-action=rename]")).to_have_count(0)
+    page.keyboard.press("Escape")
+    w.locator(".gl-flow-canvas").focus()
+    page.keyboard.press("Delete")
+    expect(w.locator(".gl-fdispatch")).to_have_count(0)
+    expect(w.locator("[data-group]")).to_have_count(0)
+    page.keyboard.press("Control+z")
+    expect(group(w, "times")).to_have_count(1)
+    expect(node(w, "after")).to_have_count(1)
+    # (asked last: a cell run moves the focus to the notebook)
+    assert python_value(nb, "[n.name for n in g.body]") == ["times", "after"]

@@ -166,3 +166,21 @@ def test_pasting_nothing_or_a_missing_node_is_refused(ti_cpu):
         assert ed.graph["body"] == ["times"] and sorted(ed.model.sequences) == ["bump"]
     finally:
         ed.close()
+
+
+def test_a_paste_lands_where_the_canvas_found_room_and_a_bad_step_is_refused(ti_cpu):
+    """The canvas sends how far right and down of the originals the copied block has room (dx, dy)."""
+    graph, _ = counted_loop()
+    ed = gl.editor(graph, kernels=[], access="ast")
+    try:
+        assert edit(ed, "place", positions={"times/add_one": [10, 20], "times/halve": [10, 90]})["ok"]
+        assert edit(ed, "paste", nodes=["times"], dx=260, dy=0, request=2)["ok"]
+        layout = ed.graph["layout"]
+        assert layout["times#2/add_one"] == [270.0, 20.0] and layout["times#2/halve"] == [270.0, 90.0]
+        before = dict(ed.graph["layout"])
+        for bad in ("far", float("inf"), [1, 2]):
+            reply = edit(ed, "paste", nodes=["times"], dx=bad, request=3)
+            assert not reply["ok"] and "dx" in reply["error"] and "a step on the canvas" in reply["error"], reply
+        assert ed.graph["layout"] == before and ed.graph["body"] == ["times", "times#2"]
+    finally:
+        ed.close()

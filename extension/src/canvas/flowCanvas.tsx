@@ -38,6 +38,7 @@ import {
   minimapCorner,
   nodeSizes,
   panIntoView,
+  pasteOffset,
   placeAll,
   uncovered,
 } from "./geometry";
@@ -636,9 +637,10 @@ export class FlowCanvas {
     }
   }
 
+  /** Every node of the model: dispatches and the groups around them (a branch goes with its conditional). */
   selectAll(): void {
     if (!this.graph) return;
-    this.many = this.graph.nodes.filter((n) => n.kind === "dispatch").map((n) => n.id);
+    this.many = this.graph.nodes.filter((n) => n.kind !== "branch").map((n) => n.id);
     this.render();
   }
 
@@ -653,7 +655,18 @@ export class FlowCanvas {
     const first = graph.nodes.find((n) => n.id === this.clipboard[0]);
     const into = first?.parent ?? null;
     const last = graph.nodes.find((n) => n.id === this.clipboard.at(-1));
-    this.app.edit({ op: "paste", nodes: [...this.clipboard], into, index: last ? last.index + 1 : null });
+    const { dx, dy } = pasteOffset(this.clipboard, this.boxes());
+    this.app.edit({ op: "paste", nodes: [...this.clipboard], into, index: last ? last.index + 1 : null, dx, dy });
+  }
+
+  /** Every box drawn: leaf nodes (dispatches, args) and groups, by id. */
+  private boxes(): Map<string, Box> {
+    const boxes = new Map<string, Box>(this.groups);
+    for (const [id, p] of this.positions) {
+      const s = this.sizes.get(id);
+      if (s) boxes.set(id, { ...p, ...s });
+    }
+    return boxes;
   }
 
   private duplicate(): void {
@@ -750,7 +763,9 @@ export class FlowCanvas {
           this.app.edit(chosen.length > 1 ? { op: "remove_nodes", nodes: chosen } : { op: "remove", node: id });
         },
       },
-      { label: "Rename\u2026", action: "rename", run: () => this.events.startRename(id) },
+      ...(chosen.length === 1
+        ? [{ label: "Rename\u2026", action: "rename", run: () => this.events.startRename(id) }]
+        : []),
       { label: "Group\u2026", action: "group", run: () => this.app.group(chosen) },
       {
         label: "Make loop\u2026",

@@ -108,6 +108,22 @@ export function freeSpot(near: Point, size: Size, taken: readonly Box[]): Point 
 }
 
 /**
+ * How far a paste of `copied` lands from the originals: beside the copied block on its right, at the
+ * first place where the copy covers no box drawn now (`boxes`, by id; a copied group's members are the
+ * ids under it). A copy that landed a few pixels off its original hid it and the groups around it.
+ */
+export function pasteOffset(copied: readonly string[], boxes: ReadonlyMap<string, Box>): { dx: number; dy: number } {
+  const inside = (id: string): boolean => copied.some((c) => id === c || id.startsWith(`${c}/`));
+  const block = [...boxes].filter(([id]) => inside(id)).map(([, b]) => b);
+  if (block.length === 0) return { dx: GAP, dy: GAP };
+  const bounds = boundsOf(block);
+  const others = [...boxes].filter(([id]) => !inside(id)).map(([, b]) => b);
+  const size = { width: bounds.width, height: bounds.height };
+  const spot = freeSpot({ x: bounds.x + bounds.width + GAP, y: bounds.y }, size, [...block, ...others]);
+  return { dx: spot.x - bounds.x, dy: spot.y - bounds.y };
+}
+
+/**
  * Positions for every leaf node: the stored ones, the ones laid out before (`known`), and a free
  * spot for each node that has neither: below the node before it in program order (or its
  * container's first place), args to the right of the other args. No node that has a place moves.

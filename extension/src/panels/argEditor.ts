@@ -71,7 +71,7 @@ export function parseShapeText(text: string, ndim: number): ShapeEdit {
     const example = Array.from({ length: ndim }, (_, i) => (i === 0 ? "n" : "64")).join(", ");
     return {
       ok: false,
-      reason: `shape: give ${ndim} size(s) or dim name(s), one per dimension (for example ${example}), or leave it blank for any shape`,
+      reason: `shape: give ${ndim} ${ndim === 1 ? "size or dim name" : "sizes or dim names"}, one per dimension (for example ${example}), or leave it blank for any shape`,
     };
   }
   return { ok: true, shape };

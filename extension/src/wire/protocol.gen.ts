@@ -751,6 +751,10 @@ export interface PasteEdit extends EditBase {
   into?: string | null;
   /** Position of the first copy there (null: at the end). Default: `null`. */
   index?: number | null;
+  /** How far right of its original each copy lands on the canvas, px (null: a small step). Default: `null`. */
+  dx?: number | null;
+  /** How far below its original each copy lands on the canvas, px (null: a small step). Default: `null`. */
+  dy?: number | null;
 }
 
 /** Accept a binding the editor guessed (`param` null: all of the node's). */
