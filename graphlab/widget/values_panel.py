@@ -21,7 +21,7 @@ import numpy as np
 from IPython import get_ipython
 
 from graphlab.core.errors import GraphlabError
-from graphlab.core.names import check_dim_size
+from graphlab.core.names import a_or_an, check_dim_size
 from graphlab.core.spec import NUMPY_DTYPES, Arg, is_float
 from graphlab.model.graph import Graph
 from graphlab.model.sizes import dim_names
@@ -284,7 +284,7 @@ def _arg(graph: Graph, name: str, kind: str | None, fix: str) -> Arg:
         known = ", ".join(graph.args) or "none"
         raise ValuesError(f"graph {graph.name!r} has no arg {name!r} (its args: {known}); pick one from the list")
     if kind is not None and spec.kind != kind:
-        raise ValuesError(f"arg {name!r} is a {spec.kind}, not a {kind}: {fix}")
+        raise ValuesError(f"arg {name!r} is {a_or_an(spec.kind)}, not {a_or_an(kind)}: {fix}")
     return spec
 
 

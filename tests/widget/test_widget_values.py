@@ -95,9 +95,9 @@ def test_clear_forgets_a_value(ed):
     ("op", "fields", "expected"),
     [
         ("scalar", {"arg": "nope", "value": 1}, "graph 'g' has no arg 'nope'"),
-        ("scalar", {"arg": "x", "value": 1}, "arg 'x' is a ndarray, not a scalar"),
+        ("scalar", {"arg": "x", "value": 1}, "arg 'x' is an ndarray, not a scalar"),
         ("scalar", {"arg": "unused", "value": 1.5}, "arg 'unused' is i32: give a whole number"),
-        ("allocate", {"arg": "limit", "shape": [3]}, "arg 'limit' is a scalar, not a ndarray"),
+        ("allocate", {"arg": "limit", "shape": [3]}, "arg 'limit' is a scalar, not an ndarray"),
         ("allocate", {"arg": "x", "shape": [3, 4]}, "arg 'x' has 1 dim(s) (ndim=1), but the shape given has 2"),
         ("allocate", {"arg": "flag", "shape": [4]}, "arg 'flag' declares size 1 for axis 0, got 4: give 1"),
         ("allocate", {"arg": "x", "shape": [1 << 20, 1 << 20][:1] * 1 + [0]}, "field 'shape' must be"),
