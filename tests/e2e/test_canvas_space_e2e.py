@@ -302,3 +302,19 @@ def test_a_side_panel_taller_than_the_canvas_scrolls_in_its_drawer_to_its_last_c
     assert under[3] <= row[1] + 0.5, f"the focused row {row} is under the sticky tabs {under}"
     assert inside(row, box(w.locator(".gl-drawer[data-drawer=side]")))
     nb.shot("canvas-space-08-give-value-below-the-tabs", w)
+
+
+def test_the_toolbar_is_one_row_with_one_fit_at_1280_with_the_file_browser_open(lab, page, artifacts):
+    _nb, w = open_editor(lab, page, artifacts, SMALL, "double")
+    fits = w.locator("button", has_text=re.compile(r"^\s*Fit\s*$"))
+    expect(fits).to_have_count(1)  # the canvas's tools row keeps Fit; the toolbar had a second one
+    expect(w.locator("[data-canvas=fit]")).to_have_count(1)
+    toolbar = w.locator(".gl-toolbar")
+    tops = toolbar.evaluate(
+        "t => [...t.children].filter(c => c.offsetParent !== null && !c.matches('.gl-help'))"
+        ".map(c => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2))"
+    )
+    assert tops and max(tops) - min(tops) <= 2, f"the toolbar wraps onto {len(set(tops))} rows: {tops}"
+    help_button = toolbar.locator("button", has_text="?")
+    assert inside(box(help_button), box(toolbar)), "the ? button is inside the toolbar's one row"
+    page.screenshot(path=str(artifacts / "toolbar_1280.png"))
