@@ -19,7 +19,7 @@ describe("bindingProblem", () => {
 
   it("refuses another kind", () => {
     expect(bindingProblem(param("x"), arg("s", { kind: "scalar", ndim: 0 }))).toBe(
-      "a scalar arg cannot be passed to a ndarray parameter",
+      "a scalar arg cannot be passed to an ndarray parameter",
     );
   });
 

@@ -43,6 +43,7 @@ __all__ = [
     "MAX_BUFFER_BYTES",
     "MAX_DIM_SIZE",
     "MAX_NAME_LENGTH",
+    "a_or_an",
     "check_buffer_bytes",
     "check_dim_size",
     "check_name",
@@ -65,6 +66,15 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:#[0-9]{1,9})?")
 _ALLOWED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _FIX = f"use 1 to {MAX_NAME_LENGTH} ASCII letters, digits and '_', not starting with a digit"
+
+
+def a_or_an(word: str) -> str:
+    """``word`` with its article, as messages name a kind: "a scalar", "an ndarray" (said "en-darray").
+
+    >>> a_or_an("ndarray"), a_or_an("scalar"), a_or_an("rw_texture")
+    ('an ndarray', 'a scalar', 'a rw_texture')
+    """
+    return f"{'an' if word[:1] in set('aeiou') or word.startswith('nd') else 'a'} {word}"
 
 
 def shown(value: object) -> str:

@@ -209,7 +209,7 @@ class ExportPanel:
             report = run_verify(folder)
         except GraphlabError as exc:
             self._view["verify_error"] = (
-                f"{type(exc).__name__}: {exc}. The module is written; once that is fixed, check it with "
+                f"{exc}. The module is written; once that is fixed, check it with "
                 f"gl.verify({str(folder)!r}), or export again with 'overwrite' ticked."
             )
             return

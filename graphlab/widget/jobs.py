@@ -41,15 +41,16 @@ def finish_job(
 ) -> str | None:
     """Run ``work`` (it sets ``view["state"] = "done"``); the error text, or None when it succeeded.
 
-    A graphlab error is the user's to read; any other exception is logged as a bug and shown too, so
-    a failing job never takes the widget down. Interrupted (KeyboardInterrupt) leaves ``interrupted``
-    as the error; ``seconds`` is set whatever happens.
+    A graphlab error is the user's to read (its message, without the class name); any other
+    exception is logged as a bug and shown too, so a failing job never takes the widget down.
+    Interrupted (KeyboardInterrupt) leaves ``interrupted`` as the error; ``seconds`` is set whatever
+    happens.
     """
     try:
         work()
         return None
-    except GraphlabError as exc:
-        view.update(state="failed", error=f"{type(exc).__name__}: {exc}")
+    except GraphlabError as exc:  # the user's to read: the message alone, the class name is Python's
+        view.update(state="failed", error=str(exc))
         return str(view["error"])
     except Exception as exc:  # a failing job must not take the widget down
         _log.exception("graphlab: the widget's %s failed", what)

@@ -699,7 +699,7 @@ class ValueEntryView(TypedDict):
     """False for what the run allocates itself (temps with a known shape) and for an arg no node uses."""
     given: bool
     summary: str
-    """What was given: ``2.5``, ``ndarray f32 (64,) zeros``, ``notebook variable x0``; "" when nothing."""
+    """What was given: ``2.5``, ``f32 ndarray 64 x 3, zeros``, ``notebook variable x0``; "" when nothing."""
 
 
 class DimEntryView(TypedDict):

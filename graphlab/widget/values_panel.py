@@ -21,7 +21,7 @@ import numpy as np
 from IPython import get_ipython
 
 from graphlab.core.errors import GraphlabError
-from graphlab.core.names import check_dim_size
+from graphlab.core.names import a_or_an, check_dim_size
 from graphlab.core.spec import NUMPY_DTYPES, Arg, is_float
 from graphlab.model.graph import Graph
 from graphlab.model.sizes import dim_names
@@ -102,7 +102,7 @@ class RunValues:
             rng = np.random.default_rng(seed)
             array = rng.random(full).astype(dtype) if dtype.kind == "f" else rng.integers(0, 2, full).astype(dtype)
             how = f"random, seed {seed}"
-        self._give(arg, array, f"ndarray {spec.dtype} {tuple(shape)} {how}")
+        self._give(arg, array, f"{spec.dtype} ndarray {shape_words(shape)}, {how}")
 
     def from_variable(self, graph: Graph, arg: str, variable: str) -> None:
         """A notebook variable's value (IPython's user namespace), checked as ``run()`` would check it."""
@@ -284,7 +284,7 @@ def _arg(graph: Graph, name: str, kind: str | None, fix: str) -> Arg:
         known = ", ".join(graph.args) or "none"
         raise ValuesError(f"graph {graph.name!r} has no arg {name!r} (its args: {known}); pick one from the list")
     if kind is not None and spec.kind != kind:
-        raise ValuesError(f"arg {name!r} is a {spec.kind}, not a {kind}: {fix}")
+        raise ValuesError(f"arg {name!r} is {a_or_an(spec.kind)}, not {a_or_an(kind)}: {fix}")
     return spec
 
 
@@ -298,10 +298,22 @@ def _check_value(graph: Graph, spec: Arg, value: Any) -> None:
         raise ValuesError(f"arg {spec.name!r}: {exc}") from exc
 
 
+def shape_words(shape: Any) -> str:
+    """A shape as the panel's size fields take it: ``64``, ``64 x 3`` (not Python's ``(64,)``)."""
+    return " x ".join(str(int(n)) for n in shape) or "one element"
+
+
+_DTYPE_NAMES = {numpy_name: name for name, numpy_name in NUMPY_DTYPES.items()}
+
+
 def _describe(value: Any) -> str:
-    """A line about a value given in Python (``gl.editor(values=)``)."""
+    """A line about a value given in Python (``gl.editor(values=)``), in the canvas's words (``f32``, not
+    ``VectorNdarray`` or ``float32``)."""
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None:
-        return f"{type(value).__name__} {dtype} {tuple(shape)}"
+        name = _DTYPE_NAMES.get(str(dtype), str(dtype))
+        element = tuple(getattr(value, "element_shape", ()) or ())
+        each = f" of {'vectors' if len(element) == 1 else 'matrices'} of {shape_words(element)}" if element else ""
+        return f"{name} ndarray {shape_words(shape)}{each}"
     return repr(value)[:40]

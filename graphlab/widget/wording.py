@@ -18,7 +18,9 @@ _MISSING = re.compile(
 )
 _REBIND = re.compile(r"bind it: (?P<call>g\.rebind\((?P<node>'[^']*'), (?P<param>'[^']*'), arg\))")
 _REMOVE_ARG = re.compile(r"remove it with (?P<call>g\.remove_arg\('[^']*'\))")
-_OVERWRITE = re.compile(r"pass overwrite=True(?: \(--overwrite on the command line\))? to replace")
+_OVERWRITE = re.compile(  # the rest of the clause moves before the hint, so the hint trails
+    r"pass overwrite=True(?: \(--overwrite on the command line\))? to replace(?P<it> it(?:, or choose another path)?)?"
+)
 _AGAINST = re.compile(
     r"(?:DebugError: )?(?P<call>compare\(against=(?P<against>'[^']*'|\"[^\"]*\")\)): give an arch name, one of "
     r"(?P<archs>[\w, ]+?), the folder of a module gl\.export wrote, or a capture \(gl\.open_capture, or its folder\)"
@@ -41,7 +43,10 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
         lambda m: f"bind it: pick an arg for {m['param']} in the Node tab of {m['node']} (in Python: {m['call']})",
     ),
     (_REMOVE_ARG, lambda m: f"delete it in the arg's editor (in Python: {m['call']})"),
-    (_OVERWRITE, lambda m: "tick \u201coverwrite the folder\u201d to replace (in Python: overwrite=True)"),
+    (
+        _OVERWRITE,
+        lambda m: f"tick \u201coverwrite the folder\u201d to replace{m['it'] or ''} (in Python: overwrite=True)",
+    ),
     (
         _AGAINST,
         lambda m: (

@@ -4,7 +4,10 @@ import pytest
 import taichi as ti
 
 import graphlab as gl
+from graphlab.analysis.check.rules_bindings import binding_problem
 from graphlab.api.examples import mpm88_graph
+from graphlab.core.spec import Arg
+from graphlab.model.kernels import Param
 
 pytestmark = pytest.mark.usefixtures("ti_cpu")
 
@@ -224,3 +227,11 @@ def test_every_listed_code_is_reported_by_some_rule_or_refusal():
     sources = "".join(p.read_text() for p in package.rglob("*.py") if p.name != "registry.py")
     missing = [code for code in RULES if f'"{code}' not in sources and f"'{code}" not in sources]
     assert missing == []
+
+
+def test_a_kind_mismatch_says_an_ndarray_with_its_article():
+    ndarray_param = Param("x", "ndarray", None, 1, None)
+    assert binding_problem(ndarray_param, Arg("k", "scalar", "f32", 0)) == (
+        "GL002",
+        "a scalar arg cannot be passed to an ndarray parameter",
+    )

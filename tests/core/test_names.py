@@ -24,7 +24,7 @@ import graphlab as gl
 from graphlab.cli import main
 from graphlab.core.diagnostics import Diagnostic
 from graphlab.core.errors import GraphError, GraphFileError
-from graphlab.core.names import MAX_DIM_SIZE, MAX_NAME_LENGTH, check_dim_size, check_name, check_node_name
+from graphlab.core.names import MAX_DIM_SIZE, MAX_NAME_LENGTH, a_or_an, check_dim_size, check_name, check_node_name
 from graphlab.core.spec import Arg
 from graphlab.deploy import hostgen
 from graphlab.deploy.cruntime import GraphSpec, Manifest
@@ -425,3 +425,10 @@ def test_emitters_check_names_again_when_the_model_is_bypassed(ti_cpu):
 def _manifest(*, arg: Arg | None = None, dims: dict | None = None, graph: str = "g") -> Manifest:
     arg = arg or Arg("x", "ndarray", "f32", 1, shape=("n",))
     return Manifest(Path("."), "x64", "1.7.4", (GraphSpec(graph, (arg,)),), dims or {}, {}, {})
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"), [("ndarray", "an ndarray"), ("scalar", "a scalar"), ("texture", "a texture"), ("arg", "an arg")]
+)
+def test_a_kind_is_named_with_its_article(kind, said):
+    assert a_or_an(kind) == said

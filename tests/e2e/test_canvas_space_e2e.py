@@ -323,3 +323,19 @@ def test_an_empty_graphs_hint_is_read_in_full_beside_the_side_panel(lab, page, a
     assert room[2] - room[0] > 200, f"the side panel leaves no room to check: {room}"
     assert inside(text, room), f"the empty graph's hint {text} is under a drawer {room}"
     nb.shot("canvas-space-empty-hint", w)
+
+
+def test_the_toolbar_is_one_row_with_one_fit_at_1280_with_the_file_browser_open(lab, page, artifacts):
+    _nb, w = open_editor(lab, page, artifacts, SMALL, "double")
+    fits = w.locator("button", has_text=re.compile(r"^\s*Fit\s*$"))
+    expect(fits).to_have_count(1)  # the canvas's tools row keeps Fit; the toolbar had a second one
+    expect(w.locator("[data-canvas=fit]")).to_have_count(1)
+    toolbar = w.locator(".gl-toolbar")
+    tops = toolbar.evaluate(
+        "t => [...t.children].filter(c => c.offsetParent !== null && !c.matches('.gl-help'))"
+        ".map(c => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2))"
+    )
+    assert tops and max(tops) - min(tops) <= 2, f"the toolbar wraps onto {len(set(tops))} rows: {tops}"
+    help_button = toolbar.locator("button", has_text="?")
+    assert inside(box(help_button), box(toolbar)), "the ? button is inside the toolbar's one row"
+    page.screenshot(path=str(artifacts / "toolbar_1280.png"))

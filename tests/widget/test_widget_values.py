@@ -55,7 +55,7 @@ def test_values_given_in_the_panel_are_the_ones_debug_runs_with(ed):
     assert values(ed, "allocate", 2, arg="x", shape=[8], fill="random", seed=7)["ok"]
     assert values(ed, "allocate", 3, arg="flag", shape=[1])["ok"]
     assert ed.values["missing"] == []
-    assert entry(ed, "x")["summary"] == "ndarray f32 (8,) random, seed 7"
+    assert entry(ed, "x")["summary"] == "f32 ndarray 8, random, seed 7"  # the size as typed, not (8,)
     assert entry(ed, "limit")["summary"] == "40.5"
     assert start(ed)["ok"]
     session = ed.session
@@ -95,9 +95,9 @@ def test_clear_forgets_a_value(ed):
     ("op", "fields", "expected"),
     [
         ("scalar", {"arg": "nope", "value": 1}, "graph 'g' has no arg 'nope'"),
-        ("scalar", {"arg": "x", "value": 1}, "arg 'x' is a ndarray, not a scalar"),
+        ("scalar", {"arg": "x", "value": 1}, "arg 'x' is an ndarray, not a scalar"),
         ("scalar", {"arg": "unused", "value": 1.5}, "arg 'unused' is i32: give a whole number"),
-        ("allocate", {"arg": "limit", "shape": [3]}, "arg 'limit' is a scalar, not a ndarray"),
+        ("allocate", {"arg": "limit", "shape": [3]}, "arg 'limit' is a scalar, not an ndarray"),
         ("allocate", {"arg": "x", "shape": [3, 4]}, "arg 'x' has 1 dim(s) (ndim=1), but the shape given has 2"),
         ("allocate", {"arg": "flag", "shape": [4]}, "arg 'flag' declares size 1 for axis 0, got 4: give 1"),
         ("allocate", {"arg": "x", "shape": [1 << 20, 1 << 20][:1] * 1 + [0]}, "field 'shape' must be"),
@@ -143,6 +143,18 @@ def test_values_given_in_python_show_as_given(ti_cpu):
     widget.close()
 
 
+def test_arrays_given_in_python_show_their_type_and_shape_in_the_canvass_words(ti_cpu):
+    g = gl.Graph("v")
+    g.ndarray("x", ti.f32, ndim=1, shape="n")
+    g.ndarray("flag", ti.i32, ndim=2)
+    g.ndarray("v", ti.math.vec2, ndim=1)
+    given = {"x": np.zeros(64, np.float32), "flag": np.zeros((64, 3), np.int32), "v": ti.Vector.ndarray(2, ti.f32, 8)}
+    widget = gl.editor(g, kernels=[], access="ast", values=given)
+    said = {name: entry(widget, name)["summary"] for name in given}
+    assert said == {"x": "f32 ndarray 64", "flag": "i32 ndarray 64 x 3", "v": "f32 ndarray 8 of vectors of 2"}
+    widget.close()
+
+
 def test_the_panel_follows_the_graph(ed):
     ed.model.scalar("late", ti.f32)
     assert [e["arg"] for e in ed.values["entries"]][-1] == "late"
@@ -160,8 +172,11 @@ def test_python_hints_in_diagnostics_and_export_errors_speak_the_widgets_terms(t
     unused = next(d["hint"] for d in widget.diagnostics if d["code"] == "GL007")
     assert unused == "bind it to a parameter, or delete it in the arg's editor (in Python: g.remove_arg('x'))"
     widget.close()
-    text = ui_text("out already exists; pass overwrite=True (--overwrite on the command line) to replace it")
-    assert text == "out already exists; tick \u201coverwrite the folder\u201d to replace (in Python: overwrite=True) it"
+    text = ui_text(
+        "out already exists; pass overwrite=True (--overwrite on the command line) to replace it, or choose another path"
+    )
+    said = "out already exists; tick \u201coverwrite the folder\u201d to replace it, or choose another path"
+    assert text == f"{said} (in Python: overwrite=True)", "the Python call trails the sentence, not inside it"
     assert missing_args("run() of graph 'g' is missing 'x_2'; pass x_2=...") == ["x_2"]
 
 

@@ -9,10 +9,15 @@
 
 import type { ArgKind, ArgSpec, ArgView, ParamView, Role } from "../wire/protocol";
 
+/** `word` with its article, as messages name a kind: "a scalar", "an ndarray" (said "en-darray"). */
+export function aOrAn(word: string): string {
+  return `${/^[aeiou]/.test(word) || word.startsWith("nd") ? "an" : "a"} ${word}`;
+}
+
 /** Why `arg` cannot be bound to `param`, or null when it fits. */
 export function bindingProblem(param: ParamView, arg: ArgView): string | null {
   if (param.kind !== arg.kind) {
-    return `a ${arg.kind} arg cannot be passed to a ${param.kind} parameter`;
+    return `${aOrAn(arg.kind)} arg cannot be passed to ${aOrAn(param.kind)} parameter`;
   }
   if (param.dtype !== null && arg.dtype !== null && param.dtype !== arg.dtype) {
     return `dtype ${arg.dtype} does not fit dtype ${param.dtype}`;

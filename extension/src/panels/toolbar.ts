@@ -1,5 +1,6 @@
 /**
- * The toolbar: undo and redo, view controls, a summary of the graph, and the shortcuts help.
+ * The toolbar: undo and redo, zoom, a summary of the graph, and the shortcuts help. Fit is the canvas's
+ * own tools row's (one Fit button, not two); the toolbar stays one row, its summary cut short first.
  * `slot` is where later panels (debug, inspect, export) put their buttons.
  */
 
@@ -21,7 +22,6 @@ export class Toolbar {
   constructor(actions: Actions) {
     this.undo = this.listeners.button("\u21b6 Undo", "Undo", () => actions.undo());
     this.redo = this.listeners.button("\u21b7 Redo", "Redo", () => actions.redo());
-    const fit = this.listeners.button("Fit", `Fit the graph to the view (${keysFor("fit")})`, () => actions.fit());
     const zoomOut = this.listeners.button("\u2212", `Zoom out (${keysFor("zoomOut")})`, () => actions.zoom(1 / 1.25));
     const zoomIn = this.listeners.button("+", `Zoom in (${keysFor("zoomIn")})`, () => actions.zoom(1.25));
     this.summary = h("span", { class: "gl-summary", "aria-live": "polite" });
@@ -51,7 +51,6 @@ export class Toolbar {
       this.undo,
       this.redo,
       h("span", { class: "gl-sep" }),
-      fit,
       zoomOut,
       zoomIn,
       h("span", { class: "gl-sep" }),

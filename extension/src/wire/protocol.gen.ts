@@ -544,7 +544,7 @@ export interface ValueEntryView {
   /** False for what the run allocates itself (temps with a known shape) and for an arg no node uses. */
   needed: boolean;
   given: boolean;
-  /** What was given: `2.5`, `ndarray f32 (64,) zeros`, `notebook variable x0`; "" when nothing. */
+  /** What was given: `2.5`, `f32 ndarray 64 x 3, zeros`, `notebook variable x0`; "" when nothing. */
   summary: string;
 }
 

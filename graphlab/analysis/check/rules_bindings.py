@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from graphlab.analysis.check.context import CheckContext
 from graphlab.core.diagnostics import Diagnostic
+from graphlab.core.names import a_or_an
 from graphlab.core.spec import Arg
 from graphlab.model.kernels import KernelInfo, Param
 from graphlab.model.nodes import Dispatch
@@ -24,7 +25,7 @@ def binding_problem(param: Param, arg: Arg) -> tuple[str, str] | None:
     ('GL003', 'ndim 2 does not fit ndim 1')
     """
     if param.kind != arg.kind:
-        return "GL002", f"a {arg.kind} arg cannot be passed to a {param.kind} parameter"
+        return "GL002", f"{a_or_an(arg.kind)} arg cannot be passed to {a_or_an(param.kind)} parameter"
     if param.dtype is not None and arg.dtype is not None and param.dtype != arg.dtype:
         return "GL003", f"dtype {arg.dtype} does not fit dtype {param.dtype}"
     if param.ndim is not None and param.ndim != arg.ndim:
