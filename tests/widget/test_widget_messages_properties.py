@@ -160,6 +160,8 @@ _GOOD = {
     "position": st.none() | st.lists(st.floats(-1e8, 1e8) | _small, min_size=1, max_size=3),
     "positions": st.dictionaries(_node, st.lists(st.floats(allow_nan=True) | _small, min_size=2, max_size=2), max_size=3),
     "guessed": st.lists(_param, max_size=3),
+    "dx": st.none() | st.floats(allow_nan=True) | _small,  # a paste's step, the canvas's choice
+    "dy": st.none() | st.floats(allow_nan=True) | _small,
 }
 # Anything: real names of other fields, JSON of random shape, and bigger-than-allowed strings and lists.
 _plausible = st.sampled_from(
