@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from graphlab.core.errors import GraphlabError
+from graphlab.core.names import name_problem, shown
 from graphlab.deploy.exporter import export
 from graphlab.deploy.folders import output_folder
 from graphlab.widget.jobs import finish_job, throttled
@@ -37,6 +38,19 @@ def default_arch() -> str:
     except Exception:  # no runtime yet: Vulkan is the portable default
         return "vulkan"
     return {"x64": "x64", "arm64": "x64", "cuda": "cuda"}.get(arch, "vulkan")
+
+
+def dims_field_problem(dims: Mapping[str, int]) -> str | None:
+    """Why a name typed in the export form's dims field is no dim name, or None. Checked first: the name
+    would be written into manifest.json and the C host, and it is what the user got wrong."""
+    for name in dims:
+        problem = name_problem(name)
+        if problem is not None:
+            return (
+                f"dims field: {shown(name)} is not a dim name ({problem}); type the dim names of the args' shapes, "
+                "ASCII letters, digits and '_' (n=64)"
+            )
+    return None
 
 
 def unsized_dim(values: ValuesView, *, dims: Mapping[str, int], verify: bool) -> str | None:

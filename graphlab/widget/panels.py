@@ -23,7 +23,7 @@ from graphlab.api.graph import module_runner
 from graphlab.core.errors import GraphlabError
 from graphlab.model.sizes import dim_names
 from graphlab.widget.debug_panel import DebugPanel, PanelError
-from graphlab.widget.export_panel import ExportPanel, unsized_dim
+from graphlab.widget.export_panel import ExportPanel, dims_field_problem, unsized_dim
 from graphlab.widget.handlers import Handlers
 from graphlab.widget.home import HomeThread
 from graphlab.widget.protocol import (
@@ -215,7 +215,9 @@ class Panels:
         sizes = set(dim_names(args.values()))  # the editor's values may size temps by dim name (m=64)
         given = self.run_values.for_run(self.editor.model)
         dims = {k: v for k, v in (given or {}).items() if k not in args and k in sizes}
-        refused = unsized_dim(self.run_values.view(self.editor.model), dims=message["dims"], verify=message["verify"])
+        refused = dims_field_problem(message["dims"]) or unsized_dim(
+            self.run_values.view(self.editor.model), dims=message["dims"], verify=message["verify"]
+        )
         if refused is not None:  # said in the panels' terms before anything runs (the exporter says dims={...})
             self.export.refuse(refused, arch=message["arch"], path=message["path"], publish=self.publish_export)
             raise PanelRefusedError(f"export refused: {refused}")
