@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from nbpage import Notebook
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 from test_canvas_e2e import MPM88_EDITOR
 
 pytestmark = pytest.mark.e2e
@@ -64,9 +64,11 @@ _ADD = """() => new Promise((resolve, reject) => {
 })"""
 
 
-def test_an_edit_is_drawn_without_forcing_the_page_layout_first(lab, page, artifacts):
+def open_mpm88_with(lab, page, artifacts, init_script: str) -> Locator:
+    """mpm88's editor at 1600x1000 with ``init_script`` run before the page loads (React Flow makes its
+    observers, JupyterLab its sockets, as they start); p2g selected, so an add lands after it."""
     page.set_viewport_size({"width": 1600, "height": 1000})
-    page.add_init_script(_SPY)  # before the page loads: React Flow makes its observers as it starts
+    page.add_init_script(init_script)
     nb = Notebook(page, artifacts)
     nb.open(lab.notebook_url("quickstart.ipynb"))
     nb.run_code(MPM88_EDITOR)
@@ -75,6 +77,11 @@ def test_an_edit_is_drawn_without_forcing_the_page_layout_first(lab, page, artif
     expect(p2g).to_have_count(1)
     w.scroll_into_view_if_needed()
     p2g.click()
+    return w
+
+
+def test_an_edit_is_drawn_without_forcing_the_page_layout_first(lab, page, artifacts):
+    w = open_mpm88_with(lab, page, artifacts, _SPY)
     for attempt in range(3):  # the first add also starts things once (the palette's fonts, the comm)
         reads = page.evaluate(_ADD)
         expect(w.locator(".gl-fdispatch")).to_have_count(5 + attempt)
@@ -121,16 +128,7 @@ def test_an_edit_is_drawn_in_the_frame_its_update_arrives_in(lab, page, artifact
     """The edited graph is drawn while the kernel's message is handled, not in a task React schedules
     after it: in between, the browser painted the panels' half of the update and the node came a frame
     late (~12 ms of the edit's ~50, bench/canvas_latency.py)."""
-    page.set_viewport_size({"width": 1600, "height": 1000})
-    page.add_init_script(_FRAMES_AFTER_UPDATE)
-    nb = Notebook(page, artifacts)
-    nb.open(lab.notebook_url("quickstart.ipynb"))
-    nb.run_code(MPM88_EDITOR)
-    w = nb.widget()
-    p2g = w.locator("[data-node-id='substep/substep_p2g']")
-    expect(p2g).to_have_count(1)
-    w.scroll_into_view_if_needed()
-    p2g.click()
+    w = open_mpm88_with(lab, page, artifacts, _FRAMES_AFTER_UPDATE)
     frames = []
     for attempt in range(5):
         frames.append(page.evaluate(_ADD_FRAMES))

@@ -26,18 +26,24 @@ def step(x: ti.types.ndarray(dtype=ti.f32, ndim=1)):
         x[i] += 1.0
 """
 
-#: 24 dispatches one under the other: about 1,900 px tall at the readable zoom, in an 800 px window.
-TALL_EDITOR = (
-    KERNELS
-    + """
-tall = gl.Graph("tall")
-x = tall.ndarray("x", ti.f32, ndim=1, shape="n", role="state")
-for k in range(24):
-    tall.dispatch(step, x, name=f"s{k}")
-ed = gl.editor(tall, kernels={"step": step})
-ed
+
+def column_editor(name: str, count: int, editor: str) -> str:
+    """A cell showing ``editor``: graph ``name`` of ``count`` dispatches s0, s1, ... one under the other, each bound to x."""
+    return (
+        KERNELS
+        + f"""
+{name} = gl.Graph("{name}")
+x = {name}.ndarray("x", ti.f32, ndim=1, shape="n", role="state")
+for k in range({count}):
+    {name}.dispatch(step, x, name=f"s{{k}}")
+{editor} = gl.editor({name}, kernels={{"step": step}})
+{editor}
 """
-)
+    )
+
+
+#: 24 dispatches one under the other: about 1,900 px tall at the readable zoom, in an 800 px window.
+TALL_EDITOR = column_editor("tall", 24, "ed")
 
 SMALL_EDITOR = (
     KERNELS
@@ -230,17 +236,7 @@ def test_grouping_asks_for_the_sequence_name(lab, page, artifacts):
 
 
 #: 150 dispatches in one column, each bound to `x`: at Fit a node is a few pixels tall.
-LONG_EDITOR = (
-    KERNELS
-    + """
-long = gl.Graph("long")
-x = long.ndarray("x", ti.f32, ndim=1, shape="n", role="state")
-for k in range(150):
-    long.dispatch(step, x, name=f"s{k}")
-ed3 = gl.editor(long, kernels={"step": step})
-ed3
-"""
-)
+LONG_EDITOR = column_editor("long", 150, "ed3")
 
 
 def test_zoomed_out_the_canvas_draws_boxes_and_says_so_and_zoomed_in_draws_everything(lab, page, artifacts):
