@@ -154,7 +154,9 @@ def test_the_widget_refuses_such_paths_in_its_view_not_as_a_crash(ti_cpu, sandbo
         widget._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
         reply = widget.comm.replies()[-1]
         assert reply["ok"] is False and reply["request"] == 3
-        assert widget.export["state"] == "failed" and "OutputPathError" in widget.export["error"]
+        error = widget.export["error"]
+        assert widget.export["state"] == "failed" and "output" in error and "path" in error, error
+        assert not error.startswith("OutputPathError"), "the panel says the message, not Python's class name"
         assert not [r for r in caplog.records if r.levelname == "ERROR"], "refused as a bug, not as bad input"
         assert listing(sandbox) == before
     finally:
